@@ -1,0 +1,26 @@
+// Loads and validates a site's TOML (DESIGN.md "Configuration").
+//
+// A config is accepted whole or refused whole: on failure the Status message holds every
+// problem found, one per line, each as "file:line:col: what is wrong" — unknown keys,
+// wrong types, impossible values — not only the first.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/config/site_config.h"
+#include "common/status.h"
+
+namespace scalws::common::config {
+
+struct LoadOptions {
+  // Standalone scalwsd accepts [server]; an instance config under the controller must not
+  // carry one (its mode, CPUs and user are the controller's).
+  bool allow_server_table = true;
+};
+
+Result<SiteConfig> loadSiteConfigFile(const std::string& path, const LoadOptions& options = {});
+Result<SiteConfig> loadSiteConfigString(std::string_view text, std::string_view source_name,
+                                        const LoadOptions& options = {});
+
+}  // namespace scalws::common::config

