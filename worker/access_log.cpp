@@ -1,0 +1,174 @@
+#include "worker/access_log.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "common/log.h"
+#include "worker/http1/response_serializer.h"
+
+namespace scalws::worker {
+namespace {
+
+constexpr size_t kFlushAt = 32 * 1024;
+
+std::string_view protocolName(HttpVersion v) {
+  switch (v) {
+    case HttpVersion::kHttp10:
+      return "HTTP/1.0";
+    case HttpVersion::kHttp11:
+      return "HTTP/1.1";
+    case HttpVersion::kHttp2:
+      return "HTTP/2.0";
+  }
+  return "HTTP/1.1";
+}
+
+}  // namespace
+
+common::Result<int> openAccessLogFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) return common::errnoStatus(errno, "cannot open access log " + path);
+  return fd;
+}
+
+AccessLog::AccessLog(int fd, common::config::AccessLogFormat format) : fd_(fd), format_(format) {
+  buffer_.reserve(kFlushAt + 4096);
+}
+
+AccessLog::~AccessLog() {
+  flush();
+}
+
+void AccessLog::refreshTime() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  if (ts.tv_sec == time_second_) return;
+  time_second_ = ts.tv_sec;
+  tm t;
+  gmtime_r(&ts.tv_sec, &t);
+  strftime(time_local_, sizeof(time_local_), "%d/%b/%Y:%H:%M:%S +0000", &t);
+  strftime(time_iso_, sizeof(time_iso_), "%Y-%m-%dT%H:%M:%SZ", &t);
+}
+
+void AccessLog::appendEscaped(std::string_view s, bool json) {
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\' || c < 0x20 || c >= 0x7f) {
+      char esc[8];
+      int n = json ? std::snprintf(esc, sizeof(esc), "\\u%04x", c)
+                   : std::snprintf(esc, sizeof(esc), "\\x%02X", c);
+      buffer_.append(esc, static_cast<size_t>(n));
+    } else {
+      buffer_.push_back(ch);
+    }
+  }
+}
+
+void AccessLog::appendPeer(const Request& r) {
+  char text[INET6_ADDRSTRLEN] = "-";
+  if (r.peer != nullptr) {
+    const sockaddr_storage& a = r.peer->address;
+    if (a.ss_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&a)->sin_addr, text, sizeof(text));
+    } else if (a.ss_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr, text,
+                sizeof(text));
+    }
+  }
+  buffer_.append(text);
+}
+
+void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes) {
+  char num[24];
+  appendPeer(r);
+  buffer_.append(" - - [");
+  buffer_.append(time_local_);
+  buffer_.append("] \"");
+  if (r.method_name.empty()) {
+    buffer_.push_back('-');
+  } else {
+    appendEscaped(r.method_name, false);
+    buffer_.push_back(' ');
+    appendEscaped(r.target, false);
+    buffer_.push_back(' ');
+    buffer_.append(protocolName(r.version));
+  }
+  buffer_.append("\" ");
+  buffer_.append(num, http1::formatDecimal(status, num));
+  buffer_.push_back(' ');
+  buffer_.append(num, http1::formatDecimal(bytes, num));
+  buffer_.append(" \"");
+  std::string_view referer = r.header("referer");
+  appendEscaped(referer.empty() ? "-" : referer, false);
+  buffer_.append("\" \"");
+  std::string_view agent = r.header("user-agent");
+  appendEscaped(agent.empty() ? "-" : agent, false);
+  buffer_.append("\"\n");
+}
+
+void AccessLog::appendJson(const Request& r, uint16_t status, uint64_t bytes,
+                           const Handler* handler) {
+  char num[24];
+  buffer_.append("{\"time\":\"");
+  buffer_.append(time_iso_);
+  buffer_.append("\",\"remote\":\"");
+  appendPeer(r);
+  buffer_.append("\",\"host\":\"");
+  appendEscaped(r.host, true);
+  buffer_.append("\",\"method\":\"");
+  appendEscaped(r.method_name, true);
+  buffer_.append("\",\"uri\":\"");
+  appendEscaped(r.target, true);
+  buffer_.append("\",\"protocol\":\"");
+  buffer_.append(protocolName(r.version));
+  buffer_.append("\",\"status\":");
+  buffer_.append(num, http1::formatDecimal(status, num));
+  buffer_.append(",\"bytes\":");
+  buffer_.append(num, http1::formatDecimal(bytes, num));
+  buffer_.append(",\"duration_us\":");
+  uint64_t now = uv_hrtime();
+  uint64_t us = r.start_ns != 0 && now > r.start_ns ? (now - r.start_ns) / 1000 : 0;
+  buffer_.append(num, http1::formatDecimal(us, num));
+  buffer_.append(",\"action\":\"");
+  buffer_.append(handler != nullptr ? handler->actionName() : std::string_view("error"));
+  buffer_.append("\",\"request_id\":");
+  buffer_.append(num, http1::formatDecimal(r.id, num));
+  buffer_.append(",\"referer\":\"");
+  appendEscaped(r.header("referer"), true);
+  buffer_.append("\",\"user_agent\":\"");
+  appendEscaped(r.header("user-agent"), true);
+  buffer_.append("\"}\n");
+}
+
+void AccessLog::record(const Request& r, uint16_t status, uint64_t bytes, const Handler* handler) {
+  refreshTime();
+  if (format_ == common::config::AccessLogFormat::kJson) {
+    appendJson(r, status, bytes, handler);
+  } else {
+    appendCombined(r, status, bytes);
+  }
+  if (buffer_.size() >= kFlushAt) flush();
+}
+
+void AccessLog::flush() {
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      LOG_ERROR("access log write failed: %s", n < 0 ? strerror(errno) : "short write");
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  buffer_.clear();
+}
+
+}  // namespace scalws::worker

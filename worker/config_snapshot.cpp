@@ -1,0 +1,98 @@
+#include "worker/config_snapshot.h"
+
+#include <arpa/inet.h>
+
+#include <cstring>
+
+#include "worker/handlers/respond_handler.h"
+
+namespace scalws::worker {
+
+using common::Result;
+using common::config::RouteConfig;
+
+namespace {
+
+Result<std::unique_ptr<Handler>> makeHandler(const RouteConfig& route) {
+  if (const auto* respond = std::get_if<common::config::RespondAction>(&route.action)) {
+    return std::unique_ptr<Handler>(new RespondHandler(*respond));
+  }
+  return common::invalidArgument(route.where.toString() + ": this action is not supported yet");
+}
+
+bool prefixMatches(const uint8_t* addr, const uint8_t* net, unsigned bits) {
+  unsigned full = bits / 8;
+  if (std::memcmp(addr, net, full) != 0) return false;
+  unsigned rest = bits % 8;
+  if (rest == 0) return true;
+  uint8_t mask = static_cast<uint8_t>(0xff << (8 - rest));
+  return (addr[full] & mask) == (net[full] & mask);
+}
+
+}  // namespace
+
+bool addressInCidrs(const sockaddr_storage& peer, const std::vector<common::config::Cidr>& cidrs) {
+  uint8_t v4[4];
+  uint8_t v6[16];
+  bool is_v4 = false;
+  if (peer.ss_family == AF_INET) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&peer);
+    std::memcpy(v4, &sin->sin_addr, 4);
+    is_v4 = true;
+  } else if (peer.ss_family == AF_INET6) {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&peer);
+    std::memcpy(v6, &sin6->sin6_addr, 16);
+    // An IPv4 client on a dual-stack socket arrives as ::ffff:a.b.c.d.
+    static const uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::memcmp(v6, kMapped, 12) == 0) {
+      std::memcpy(v4, v6 + 12, 4);
+      is_v4 = true;
+    }
+  } else {
+    return false;  // unix socket peers are not addressed by CIDR
+  }
+  for (const auto& c : cidrs) {
+    if (c.v6 && !is_v4 && prefixMatches(v6, c.addr, c.prefix_len)) return true;
+    if (!c.v6 && is_v4 && prefixMatches(v4, c.addr, c.prefix_len)) return true;
+  }
+  return false;
+}
+
+Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
+    common::config::SiteConfig config) {
+  std::shared_ptr<ConfigSnapshot> s(new ConfigSnapshot());
+  s->site_ = std::move(config);
+  s->server_ = common::config::serverOrDefaults(s->site_);
+  s->router_ = std::make_unique<Router>(s->site_.routes);
+  std::string errors;
+  for (const RouteConfig& route : s->site_.routes) {
+    Result<std::unique_ptr<Handler>> h = makeHandler(route);
+    if (!h.ok()) {
+      if (!errors.empty()) errors += '\n';
+      errors += h.status().message();
+      s->handlers_.emplace_back();
+      continue;
+    }
+    s->handlers_.push_back(std::move(h).value());
+  }
+  if (!errors.empty()) return common::invalidArgument(errors);
+  s->limits_.max_request_line = s->server_.max_request_line;
+  s->limits_.max_header_size = s->server_.max_header_size;
+  s->limits_.max_headers = s->server_.max_headers;
+  if (!s->server_.server_header.empty()) {
+    s->server_line_ = "Server: " + s->server_.server_header + "\r\n";
+  }
+  return std::shared_ptr<const ConfigSnapshot>(std::move(s));
+}
+
+uint64_t ConfigSnapshot::maxBody(int route) const {
+  const auto& policy = site_.routes[static_cast<size_t>(route)].policy;
+  return policy.max_body.value_or(server_.max_body);
+}
+
+bool ConfigSnapshot::policyAllows(int route, const PeerInfo& peer) const {
+  const auto& allow = site_.routes[static_cast<size_t>(route)].policy.allow;
+  return allow.empty() || addressInCidrs(peer.address, allow);
+}
+
+}  // namespace scalws::worker

@@ -1,0 +1,50 @@
+// Everything a loop needs to serve one version of a site's config: the config itself, the
+// compiled router, one handler per route and the values derived once (limits, the Server
+// line). Immutable once built and shared by every loop through shared_ptr<const>; a reload
+// builds a new one, and connections move to it between requests (STYLE.md).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config/site_config.h"
+#include "common/status.h"
+#include "worker/http/handler.h"
+#include "worker/http1/request_codec.h"
+#include "worker/router/router.h"
+
+namespace scalws::worker {
+
+class ConfigSnapshot {
+ public:
+  static common::Result<std::shared_ptr<const ConfigSnapshot>> build(
+      common::config::SiteConfig config);
+
+  const common::config::SiteConfig& site() const { return site_; }
+  const common::config::ServerConfig& server() const { return server_; }
+  const Router& router() const { return *router_; }
+  const common::config::RouteConfig& route(int index) const {
+    return site_.routes[static_cast<size_t>(index)];
+  }
+  Handler* handler(int route) const { return handlers_[static_cast<size_t>(route)].get(); }
+  uint64_t maxBody(int route) const;
+  bool policyAllows(int route, const PeerInfo& peer) const;
+  const http1::CodecLimits& codecLimits() const { return limits_; }
+  std::string_view serverHeaderLine() const { return server_line_; }
+
+ private:
+  ConfigSnapshot() = default;
+
+  common::config::SiteConfig site_;
+  common::config::ServerConfig server_;
+  std::unique_ptr<Router> router_;
+  std::vector<std::unique_ptr<Handler>> handlers_;
+  http1::CodecLimits limits_;
+  std::string server_line_;
+};
+
+// True when `peer` falls in one of `cidrs`.
+bool addressInCidrs(const sockaddr_storage& peer, const std::vector<common::config::Cidr>& cidrs);
+
+}  // namespace scalws::worker

@@ -1,0 +1,39 @@
+#include "worker/http/error_response.h"
+
+#include <array>
+#include <cstdio>
+
+#include "worker/http/status_text.h"
+
+namespace scalws::worker {
+
+void sendError(Request& request, ResponseWriter& writer, uint16_t status,
+               std::span<const HeaderField> extra, bool close) noexcept {
+  (void)request;
+  char body[256];
+  std::string_view reason = statusReason(status);
+  int n = std::snprintf(body, sizeof(body),
+                        "<html><head><title>%u %.*s</title></head><body><h1>%u %.*s</h1>"
+                        "</body></html>\n",
+                        status, static_cast<int>(reason.size()), reason.data(), status,
+                        static_cast<int>(reason.size()), reason.data());
+  std::string_view page(body, n > 0 ? static_cast<size_t>(n) : 0);
+
+  std::array<HeaderField, 8> headers;
+  size_t count = 0;
+  headers[count++] = {"content-type", "text/html; charset=utf-8"};
+  for (const HeaderField& h : extra) {
+    if (count == headers.size()) break;
+    headers[count++] = h;
+  }
+  ResponseHead head;
+  head.status = status;
+  head.headers = std::span<const HeaderField>(headers.data(), count);
+  head.content_length = page.size();
+  head.close_connection = close;
+  writer.sendHead(head);
+  writer.sendBody(page, BodyLifetime::kCopy);
+  writer.finish();
+}
+
+}  // namespace scalws::worker

@@ -1,0 +1,19 @@
+// The one path every error a client sees goes through (STYLE.md): a small HTML page with
+// the status and its reason, never formatted by handlers themselves.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "worker/http/header_field.h"
+#include "worker/http/request.h"
+#include "worker/http/response_writer.h"
+
+namespace scalws::worker {
+
+// `extra` carries what the status needs (Allow for 405, Retry-After for 503, Content-Range
+// for 416). `close` asks the connection to close after the response.
+void sendError(Request& request, ResponseWriter& writer, uint16_t status,
+               std::span<const HeaderField> extra = {}, bool close = false) noexcept;
+
+}  // namespace scalws::worker

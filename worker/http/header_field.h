@@ -1,0 +1,25 @@
+// A header as views, and the ASCII helpers every codec needs.
+#pragma once
+
+#include <string_view>
+
+namespace scalws::worker {
+
+struct HeaderField {
+  std::string_view name;
+  std::string_view value;
+};
+
+inline char asciiLower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b);
+// True when `list` (a comma-separated header value) holds `token`, case-insensitively.
+bool headerListContains(std::string_view list, std::string_view token);
+// RFC 9110 §5.6.2 token characters.
+bool isTokenChar(unsigned char c);
+bool isToken(std::string_view s);
+std::string_view trimOws(std::string_view s);
+
+}  // namespace scalws::worker

@@ -1,0 +1,22 @@
+#include "worker/http/request.h"
+
+namespace scalws::worker {
+
+std::string_view Request::header(std::string_view name) const {
+  for (const HeaderField& h : headers) {
+    if (equalsIgnoreCase(h.name, name)) return h.value;
+  }
+  return {};
+}
+
+void Request::resetForReuse() {
+  Arena* keep_arena = arena;
+  const PeerInfo* keep_peer = peer;
+  WorkerLoop* keep_loop = loop;
+  *this = Request();
+  arena = keep_arena;
+  peer = keep_peer;
+  loop = keep_loop;
+}
+
+}  // namespace scalws::worker

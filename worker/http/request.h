@@ -1,0 +1,88 @@
+// The protocol-neutral request every handler sees (STYLE.md: one Request shared by HTTP/1
+// and HTTP/2).
+//
+// A Request is a set of views: method, target and headers point into the connection's read
+// buffer (HTTP/1) or stream storage (HTTP/2), so they are valid until the response finishes
+// and no longer. What must outlive a read buffer goes into the request's arena. The
+// connection owns the Request and reuses it for the next one on the same connection.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "worker/http/arena.h"
+#include "worker/http/header_field.h"
+#include "worker/http/method.h"
+
+namespace scalws::common::config {
+struct RouteConfig;
+}
+
+namespace scalws::worker {
+
+class WorkerLoop;
+class BodySink;
+
+enum class HttpVersion : uint8_t { kHttp10, kHttp11, kHttp2 };
+
+struct PeerInfo {
+  sockaddr_storage address{};
+  socklen_t address_len = 0;
+  uint16_t local_port = 0;
+  bool tls = false;
+};
+
+class Request {
+ public:
+  Method method = Method::kGet;
+  std::string_view method_name;
+  std::string_view target;    // as received
+  std::string_view raw_path;  // path of the target as sent, still percent-encoded
+  std::string_view path;      // decoded and normalized (see path_normalizer.h)
+  std::string_view query;     // after '?', without it; empty when none
+  std::string_view host;      // lower-case, without port; empty when none was sent
+  HttpVersion version = HttpVersion::kHttp11;
+  std::span<const HeaderField> headers;
+
+  bool keep_alive = true;
+  bool has_body = false;  // Content-Length > 0 or chunked
+  bool chunked = false;
+  uint64_t content_length = 0;  // valid when has_body && !chunked
+  bool expect_continue = false;
+
+  uint64_t id = 0;        // unique per worker process, for logs
+  uint64_t start_ns = 0;  // monotonic, when the head was complete
+  const PeerInfo* peer = nullptr;
+  WorkerLoop* loop = nullptr;
+  const common::config::RouteConfig* route = nullptr;  // set by the router
+  Arena* arena = nullptr;
+
+  // First header with this name (ASCII case-insensitive), or an empty view.
+  std::string_view header(std::string_view name) const;
+  bool isHead() const { return method == Method::kHead; }
+
+  // Handlers that consume the body register a sink before returning from handle();
+  // without one the body is read and discarded (up to the route's max_body).
+  void setBodySink(BodySink* sink) { body_sink_ = sink; }
+  BodySink* bodySink() const { return body_sink_; }
+
+  void resetForReuse();
+
+ private:
+  BodySink* body_sink_ = nullptr;
+};
+
+// Receives a request body as it arrives. Calls stop once onBodyEnd or the request's
+// abort has been delivered.
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  virtual void onBodyData(std::string_view data) noexcept = 0;
+  virtual void onBodyEnd() noexcept = 0;
+};
+
+}  // namespace scalws::worker

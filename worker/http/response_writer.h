@@ -1,0 +1,77 @@
+// The one interface handlers answer through, for HTTP/1.1 and HTTP/2 alike (STYLE.md).
+//
+// Contract: sendHead once, then any number of sendBody / sendFile, then finish. The writer
+// adds Date, Server, Content-Length (or chunked framing) and connection management itself;
+// for HEAD requests it sends the head and drops the body. Views passed in are copied before
+// the call returns unless the lifetime is kStable (the bytes outlive the response: e.g. a
+// config snapshot the connection holds). Calls after the connection died are ignored; an
+// async handler learns about that through InFlight::abort().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "worker/http/header_field.h"
+#include "worker/http/ref_counted.h"
+
+namespace scalws::worker {
+
+enum class BodyLifetime { kCopy, kStable };
+
+struct ResponseHead {
+  uint16_t status = 200;
+  std::span<const HeaderField> headers;    // views valid for the call only
+  std::optional<uint64_t> content_length;  // nullopt: streamed, length unknown
+  bool close_connection = false;           // e.g. after an error the request cannot recover
+};
+
+// A slice of an open file to send (sendfile on plain sockets). The writer retains `owner`
+// (the open-file cache entry) until the bytes left, so eviction cannot close the fd early.
+struct FileSlice {
+  int fd = -1;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  RefCounted* owner = nullptr;
+};
+
+// The per-request state of an asynchronous handler (proxy, FastCGI). abort() is called
+// when the client went away before finish(); the writer must not be used afterwards.
+class InFlight {
+ public:
+  virtual void abort() noexcept = 0;
+
+ protected:
+  ~InFlight() = default;
+};
+
+class WritableObserver {
+ public:
+  virtual void onWritable() noexcept = 0;
+
+ protected:
+  ~WritableObserver() = default;
+};
+
+class ResponseWriter {
+ public:
+  virtual ~ResponseWriter() = default;
+
+  virtual void sendHead(const ResponseHead& head) noexcept = 0;
+  virtual void sendBody(std::string_view data, BodyLifetime lifetime) noexcept = 0;
+  virtual void sendFile(const FileSlice& file) noexcept = 0;
+  virtual void finish() noexcept = 0;
+
+  // Bytes accepted but not yet taken by the kernel. Streaming producers stop above their
+  // watermark and ask to be called once the queue drained.
+  virtual size_t queuedBytes() const noexcept = 0;
+  virtual void notifyWhenWritable(WritableObserver* observer) noexcept = 0;
+  virtual void setInFlight(InFlight* in_flight) noexcept = 0;
+
+  // Head, body and finish in one call: what fast handlers use.
+  void respond(uint16_t status, std::span<const HeaderField> headers, std::string_view body,
+               BodyLifetime lifetime) noexcept;
+};
+
+}  // namespace scalws::worker

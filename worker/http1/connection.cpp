@@ -1,0 +1,540 @@
+#include "worker/http1/connection.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+#include "worker/config_snapshot.h"
+#include "worker/http/error_response.h"
+#include "worker/http/path_normalizer.h"
+#include "worker/http1/response_serializer.h"
+#include "worker/loop/worker_loop.h"
+
+namespace scalws::worker::http1 {
+namespace {
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr uint64_t kLingerMs = 2000;
+constexpr size_t kLingerMaxBytes = 1 << 20;
+
+}  // namespace
+
+Connection::Connection(WorkerLoop& loop, int fd, const PeerInfo& peer)
+    : loop_(loop),
+      transport_(fd),
+      peer_(peer),
+      snapshot_(loop.snapshot()),
+      codec_(snapshot_->codecLimits(), *this, request_),
+      out_(loop.buffers()) {
+  request_.arena = &arena_;
+  request_.peer = &peer_;
+  request_.loop = &loop_;
+  poll_.data = this;
+}
+
+Connection::~Connection() {
+  loop_.disarmTimeout(*this);
+  if (read_buf_) releaseReadBuffer();
+}
+
+bool Connection::start() {
+  if (uv_poll_init(loop_.uv(), &poll_, transport_.fd()) != 0) return false;
+  // The first request's head must arrive within header_timeout of the accept.
+  state_ = State::kIdle;
+  armTimer(Timer::kHeader);
+  updatePoll();
+  return true;
+}
+
+void Connection::adoptCurrentSnapshot() {
+  if (snapshot_ == loop_.snapshot()) return;
+  snapshot_ = loop_.snapshot();
+  codec_.setLimits(snapshot_->codecLimits());
+}
+
+bool Connection::shouldRead() const {
+  switch (state_) {
+    case State::kIdle:
+    case State::kReadingHead:
+    case State::kLingering:
+      return true;
+    case State::kInRequest:
+      // Pipelined bytes wait in the kernel until this response is done.
+      return !request_complete_;
+    case State::kClosed:
+      return false;
+  }
+  return false;
+}
+
+void Connection::updatePoll() {
+  if (state_ == State::kClosed) return;
+  int events = 0;
+  if (shouldRead()) events |= UV_READABLE;
+  if (!out_.empty()) events |= UV_WRITABLE;
+  if (events == poll_events_) return;
+  poll_events_ = events;
+  if (events == 0) {
+    uv_poll_stop(&poll_);
+  } else {
+    uv_poll_start(&poll_, events, &Connection::onPollEvent);
+  }
+}
+
+void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
+  auto* c = static_cast<Connection*>(handle->data);
+  if (status < 0) {
+    c->close();
+    return;
+  }
+  if ((events & UV_WRITABLE) != 0) c->onWritable();
+  if ((events & UV_READABLE) != 0 && c->state_ != State::kClosed) c->onReadable();
+}
+
+void Connection::armTimer(Timer timer) {
+  timer_ = timer;
+  if (timer == Timer::kNone) {
+    loop_.disarmTimeout(*this);
+    return;
+  }
+  const auto& server = snapshot_->server();
+  uint64_t ms = 0;
+  switch (timer) {
+    case Timer::kKeepAlive:
+      ms = server.keepalive_timeout;
+      break;
+    case Timer::kHeader:
+      ms = server.header_timeout;
+      break;
+    case Timer::kBody:
+      ms = server.body_timeout;
+      break;
+    case Timer::kSend:
+      ms = server.send_timeout;
+      break;
+    case Timer::kLinger:
+      ms = kLingerMs;
+      break;
+    case Timer::kNone:
+      break;
+  }
+  loop_.armTimeout(*this, ms);
+}
+
+void Connection::onTimeout() noexcept {
+  Timer fired = timer_;
+  timer_ = Timer::kNone;
+  switch (fired) {
+    case Timer::kHeader:
+      if (state_ == State::kReadingHead) {
+        onCodecError(408, "request head timeout");
+        flushOutput();
+        return;
+      }
+      close();  // nothing arrived at all: close quietly
+      return;
+    case Timer::kBody:
+      if (!response_started_) {
+        onCodecError(408, "request body timeout");
+        flushOutput();
+        return;
+      }
+      close();
+      return;
+    case Timer::kKeepAlive:
+    case Timer::kSend:
+    case Timer::kLinger:
+    case Timer::kNone:
+      close();
+      return;
+  }
+}
+
+bool Connection::ensureReadSpace() {
+  if (!read_buf_) {
+    read_buf_ = loop_.buffers().take();
+    read_cap_ = BufferPool::kBlockSize;
+    read_len_ = parse_pos_ = body_start_ = 0;
+  }
+  if (read_len_ < read_cap_) return true;
+  if (state_ == State::kInRequest && parse_pos_ == read_len_) {
+    // Body bytes already handed over: reuse their room, the head before them stays put.
+    read_len_ = parse_pos_ = body_start_;
+    if (read_len_ < read_cap_) return true;
+  }
+  if (codec_.phase() == RequestCodec::Phase::kIdle && parse_pos_ > 0) {
+    std::memmove(read_buf_.get(), read_buf_.get() + parse_pos_, read_len_ - parse_pos_);
+    read_len_ -= parse_pos_;
+    parse_pos_ = 0;
+    return true;
+  }
+  // A head that does not fit: grow up to the limits, moving the views with it.
+  const auto& limits = snapshot_->codecLimits();
+  size_t max = limits.max_request_line + limits.max_header_size + 1024;
+  if (read_cap_ >= max) return false;
+  size_t next = std::min(read_cap_ * 2, max);
+  std::unique_ptr<char[]> bigger(new char[next]);
+  std::memcpy(bigger.get(), read_buf_.get(), read_len_);
+  codec_.rebase(read_buf_.get(), bigger.get());
+  if (read_cap_ == BufferPool::kBlockSize) loop_.buffers().give(std::move(read_buf_));
+  read_buf_ = std::move(bigger);
+  read_cap_ = next;
+  return true;
+}
+
+void Connection::releaseReadBuffer() {
+  if (read_cap_ == BufferPool::kBlockSize) loop_.buffers().give(std::move(read_buf_));
+  read_buf_.reset();
+  read_cap_ = read_len_ = parse_pos_ = body_start_ = 0;
+}
+
+void Connection::onReadable() {
+  if (state_ == State::kLingering) {
+    char sink[4096];
+    ssize_t n = transport_.read(sink, sizeof(sink));
+    if (n == 0 || (n < 0 && errno != EAGAIN) || (n > 0 && (read_len_ += n) > kLingerMaxBytes)) {
+      close();
+    }
+    return;
+  }
+  if (!ensureReadSpace()) {
+    onCodecError(codec_.phase() == RequestCodec::Phase::kBody ? 413 : 431,
+                 "request head does not fit the buffer");
+    flushOutput();
+    return;
+  }
+  ssize_t n = transport_.read(read_buf_.get() + read_len_, read_cap_ - read_len_);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    close();
+    return;
+  }
+  if (n == 0) {
+    // The client finished sending. A response in progress may still be delivered
+    // (half-close); otherwise there is nothing more to do.
+    if (state_ == State::kInRequest && request_complete_ && !response_done_) {
+      close_after_response_ = true;
+      return;
+    }
+    close();
+    return;
+  }
+  read_len_ += static_cast<size_t>(n);
+  if (state_ == State::kIdle) {
+    state_ = State::kReadingHead;
+    if (requests_served_ > 0) armTimer(Timer::kHeader);
+  } else if (state_ == State::kInRequest && !request_complete_) {
+    armTimer(Timer::kBody);
+  }
+  process();
+}
+
+void Connection::process() {
+  in_dispatch_ = true;
+  while (state_ == State::kReadingHead || state_ == State::kInRequest || state_ == State::kIdle) {
+    if (response_done_ && close_after_response_ && !request_complete_) {
+      // The connection ends after this response: the rest of the body is not worth
+      // parsing, lingering drains it.
+      request_complete_ = true;
+    }
+    if (request_complete_) {
+      if (!response_done_) break;
+      finishRequest();
+      continue;
+    }
+    if (parse_pos_ == read_len_) break;
+    if (state_ == State::kIdle) {
+      state_ = State::kReadingHead;
+      armTimer(Timer::kHeader);
+    }
+    RequestCodec::DispatchResult r =
+        codec_.dispatch(read_buf_.get() + parse_pos_, read_len_ - parse_pos_);
+    parse_pos_ += r.consumed;
+    if (r.outcome == RequestCodec::Outcome::kNeedMore) break;
+    if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // request_complete_
+    if (r.outcome == RequestCodec::Outcome::kStopped) {
+      close_after_response_ = true;
+      request_complete_ = true;
+      continue;
+    }
+    onCodecError(r.error_status, r.error_reason);
+    break;
+  }
+  in_dispatch_ = false;
+  flushOutput();
+}
+
+bool Connection::onRequestHead(Request& request) {
+  state_ = State::kInRequest;
+  // The head ends somewhere before read_len_; body bytes beyond it may be overwritten once
+  // consumed, the head itself must stay (the Request views it).
+  body_start_ = read_len_;
+  request.id = loop_.nextRequestId();
+  request.start_ns = uv_hrtime();
+  response_started_ = response_done_ = request_complete_ = false;
+  status_ = 0;
+  body_bytes_sent_ = 0;
+  close_after_response_ = !request.keep_alive || shutting_down_ ||
+                          requests_served_ + 1 >= snapshot_->server().max_requests_per_connection;
+  handler_ = nullptr;
+  in_flight_ = nullptr;
+  armTimer(request.has_body ? Timer::kBody : Timer::kNone);
+  dispatchRequest();
+  return true;
+}
+
+void Connection::dispatchRequest() {
+  Request& r = request_;
+  if (r.method == Method::kOptions && r.target == "*") {
+    const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
+    respond(200, allow, {}, BodyLifetime::kStable);
+    return;
+  }
+  PathNormalization norm = normalizePath(r.raw_path, *r.arena);
+  if (!norm.ok) {
+    sendError(r, *this, 400, {}, true);
+    return;
+  }
+  r.path = norm.path;
+
+  const ConfigSnapshot& snap = *snapshot_;
+  int route = snap.router().match(r);
+  if (route < 0) {
+    codec_.setBodyLimit(snap.server().max_body);
+    sendError(r, *this, 404);
+    return;
+  }
+  r.route = &snap.route(route);
+  codec_.setBodyLimit(snap.maxBody(route));
+  if (!snap.policyAllows(route, peer_)) {
+    sendError(r, *this, 403);
+    return;
+  }
+  handler_ = snap.handler(route);
+  if (r.expect_continue) {
+    if (handler_->consumesBody()) {
+      out_.append(kContinue);
+    } else {
+      // RFC 9110 §10.1.1: we answer without reading the body the client is holding back,
+      // so the connection cannot be reused.
+      close_after_response_ = true;
+    }
+  }
+  handler_->handle(r, *this);
+}
+
+void Connection::onRequestBody(std::string_view data) {
+  if (BodySink* sink = request_.bodySink(); sink != nullptr && !response_done_) {
+    sink->onBodyData(data);
+  }
+}
+
+void Connection::onRequestComplete() {
+  request_complete_ = true;
+  if (timer_ == Timer::kBody) armTimer(Timer::kNone);
+  if (BodySink* sink = request_.bodySink(); sink != nullptr && !response_done_) {
+    sink->onBodyEnd();
+  }
+}
+
+void Connection::onCodecError(uint16_t status, const char* reason) {
+  LOG_DEBUG("request error %u: %s", status, reason);
+  if (in_flight_ != nullptr) {
+    InFlight* f = in_flight_;
+    in_flight_ = nullptr;
+    f->abort();
+  }
+  if (response_started_) {
+    close();
+    return;
+  }
+  // The head may be half-parsed: answer as to a plain GET so nothing stale leaks in.
+  request_.resetForReuse();
+  state_ = State::kInRequest;
+  request_complete_ = true;
+  close_after_response_ = true;
+  sendError(request_, *this, status, {}, true);
+}
+
+void Connection::sendHead(const ResponseHead& head) noexcept {
+  if (response_started_ || state_ == State::kClosed) return;
+  response_started_ = true;
+  status_ = head.status;
+  if (head.close_connection) close_after_response_ = true;
+
+  HeadFraming framing;
+  response_has_body_ = statusHasBody(head.status) && !request_.isHead();
+  if (!statusHasBody(head.status)) {
+    framing.framing = Framing::kNone;
+  } else if (head.content_length.has_value()) {
+    framing.framing = Framing::kContentLength;
+    framing.content_length = *head.content_length;
+  } else if (request_.version == HttpVersion::kHttp11) {
+    framing.framing = Framing::kChunked;
+  } else {
+    framing.framing = Framing::kCloseDelimited;
+    close_after_response_ = true;
+  }
+  response_chunked_ = framing.framing == Framing::kChunked && response_has_body_;
+  framing.close = close_after_response_;
+  framing.keep_alive_header = request_.version == HttpVersion::kHttp10 && !framing.close;
+  appendResponseHead(out_, head, framing, loop_.date().headerLine(), snapshot_->serverHeaderLine());
+}
+
+void Connection::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
+  if (!response_started_ || response_done_ || !response_has_body_ || data.empty() ||
+      state_ == State::kClosed) {
+    return;
+  }
+  body_bytes_sent_ += data.size();
+  if (response_chunked_) appendChunkHeader(out_, data.size());
+  // Small stable bodies are cheaper copied next to the head than as their own iovec.
+  if (lifetime == BodyLifetime::kStable && data.size() > 1024) {
+    out_.appendStable(data);
+  } else {
+    out_.append(data);
+  }
+  if (response_chunked_) out_.append("\r\n");
+  if (!in_dispatch_) flushOutput();
+}
+
+void Connection::sendFile(const FileSlice& file) noexcept {
+  if (!response_started_ || response_done_ || !response_has_body_ || file.length == 0 ||
+      state_ == State::kClosed) {
+    return;
+  }
+  body_bytes_sent_ += file.length;
+  if (response_chunked_) appendChunkHeader(out_, file.length);
+  out_.appendFile(file);
+  if (response_chunked_) out_.append("\r\n");
+  if (!in_dispatch_) flushOutput();
+}
+
+void Connection::finish() noexcept {
+  if (!response_started_ || response_done_ || state_ == State::kClosed) return;
+  if (response_chunked_) out_.append("0\r\n\r\n");
+  response_done_ = true;
+  in_flight_ = nullptr;
+  writable_observer_ = nullptr;
+  if (!in_dispatch_) onResponseDone();
+}
+
+void Connection::notifyWhenWritable(WritableObserver* observer) noexcept {
+  writable_observer_ = observer;
+}
+
+void Connection::onResponseDone() {
+  // Called outside a dispatch: an asynchronous handler finished. Continue with what the
+  // client pipelined and send everything in one go.
+  process();
+}
+
+void Connection::finishRequest() {
+  if (AccessLog* log = loop_.accessLog(); log != nullptr) {
+    log->record(request_, status_, body_bytes_sent_, handler_);
+  }
+  ++requests_served_;
+  request_complete_ = false;
+  response_started_ = response_done_ = false;
+  handler_ = nullptr;
+  request_.setBodySink(nullptr);
+  arena_.reset();
+  if (close_after_response_) {
+    state_ = State::kLingering;  // becomes real lingering once the output is flushed
+    return;
+  }
+  codec_.resume();
+  adoptCurrentSnapshot();
+  state_ = State::kIdle;
+  if (parse_pos_ == read_len_) {
+    parse_pos_ = read_len_ = body_start_ = 0;
+  }
+}
+
+void Connection::flushOutput() {
+  if (state_ == State::kClosed) return;
+  if (!out_.empty()) {
+    OutputQueue::FlushResult r = out_.flush(transport_);
+    if (r == OutputQueue::FlushResult::kError) {
+      close();
+      return;
+    }
+    if (r == OutputQueue::FlushResult::kBlocked) {
+      armTimer(Timer::kSend);
+      updatePoll();
+      return;
+    }
+  }
+  if (writable_observer_ != nullptr) {
+    WritableObserver* o = writable_observer_;
+    writable_observer_ = nullptr;
+    o->onWritable();
+    if (state_ == State::kClosed) return;
+  }
+  if (state_ == State::kLingering && timer_ != Timer::kLinger) {
+    startLingering();
+    return;
+  }
+  if (state_ == State::kIdle) afterIdle();
+  if (timer_ == Timer::kSend) armTimer(Timer::kNone);
+  updatePoll();
+}
+
+void Connection::afterIdle() {
+  if (shutting_down_) {
+    close();
+    return;
+  }
+  if (parse_pos_ == read_len_) {
+    releaseReadBuffer();
+    armTimer(Timer::kKeepAlive);
+  }
+}
+
+void Connection::startLingering() {
+  // Close politely: stop sending, then read and drop what the client still sends for a
+  // moment, so our final response is not destroyed by a reset (nginx's lingering close).
+  ::shutdown(transport_.fd(), SHUT_WR);
+  releaseReadBuffer();
+  read_len_ = 0;  // counts drained bytes from now on
+  armTimer(Timer::kLinger);
+  updatePoll();
+}
+
+void Connection::onWritable() {
+  flushOutput();
+}
+
+void Connection::beginShutdown() {
+  shutting_down_ = true;
+  if (state_ == State::kIdle && out_.empty()) close();
+}
+
+void Connection::forceClose() {
+  close();
+}
+
+void Connection::close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  if (in_flight_ != nullptr) {
+    InFlight* f = in_flight_;
+    in_flight_ = nullptr;
+    f->abort();
+  }
+  loop_.disarmTimeout(*this);
+  out_.clear();
+  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &Connection::onPollClosed);
+}
+
+void Connection::onPollClosed(uv_handle_t* handle) {
+  auto* c = static_cast<Connection*>(handle->data);
+  ::close(c->transport_.fd());
+  c->loop_.onConnectionClosed(c);
+  delete c;
+}
+
+}  // namespace scalws::worker::http1

@@ -1,0 +1,137 @@
+// One HTTP/1.1 client connection: reads into a pooled buffer, feeds the RequestCodec,
+// routes each request to its handler, and is the ResponseWriter the handler answers
+// through. Responses leave strictly in request order; pipelined requests already in the
+// buffer are parsed only after the previous response finished.
+//
+// Lifetime: owned by its WorkerLoop; it is destroyed from the libuv close callback of its
+// poll handle, never inside one of its own callbacks. An asynchronous handler that still
+// holds the writer when the connection dies gets InFlight::abort() first.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "worker/http/arena.h"
+#include "worker/http/handler.h"
+#include "worker/http/request.h"
+#include "worker/http/response_writer.h"
+#include "worker/http1/request_codec.h"
+#include "worker/loop/timeout_queue.h"
+#include "worker/net/output_queue.h"
+#include "worker/net/transport.h"
+
+namespace scalws::worker {
+class WorkerLoop;
+class ConfigSnapshot;
+}  // namespace scalws::worker
+
+namespace scalws::worker::http1 {
+
+class Connection final : private RequestCodecCallbacks,
+                         public ResponseWriter,
+                         private TimeoutEntry {
+ public:
+  Connection(WorkerLoop& loop, int fd, const PeerInfo& peer);
+  ~Connection() override;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // False when the socket cannot be watched; the caller closes the fd and frees this.
+  bool start();
+  // Graceful stop: close now when idle, else after the response in progress.
+  void beginShutdown();
+  // Immediate close (shutdown deadline passed).
+  void forceClose();
+
+  // Intrusive list of the loop's connections.
+  Connection* next_in_loop = nullptr;
+  Connection* prev_in_loop = nullptr;
+
+  // ResponseWriter
+  void sendHead(const ResponseHead& head) noexcept override;
+  void sendBody(std::string_view data, BodyLifetime lifetime) noexcept override;
+  void sendFile(const FileSlice& file) noexcept override;
+  void finish() noexcept override;
+  size_t queuedBytes() const noexcept override { return out_.pendingBytes(); }
+  void notifyWhenWritable(WritableObserver* observer) noexcept override;
+  void setInFlight(InFlight* in_flight) noexcept override { in_flight_ = in_flight; }
+
+ private:
+  enum class State {
+    kIdle,         // between requests, no bytes of the next one yet
+    kReadingHead,  // part of a head has arrived
+    kInRequest,    // head dispatched; body and/or response still in progress
+    kLingering,    // final response sent, write side shut; draining what the client sends
+    kClosed,       // uv_close issued; waiting for the close callback
+  };
+  enum class Timer { kNone, kKeepAlive, kHeader, kBody, kSend, kLinger };
+
+  // RequestCodecCallbacks
+  bool onRequestHead(Request& request) override;
+  void onRequestBody(std::string_view data) override;
+  void onRequestComplete() override;
+  // TimeoutEntry
+  void onTimeout() noexcept override;
+
+  static void onPollEvent(uv_poll_t* handle, int status, int events);
+  static void onPollClosed(uv_handle_t* handle);
+
+  void onReadable();
+  void onWritable();
+  void process();
+  void dispatchRequest();
+  void onCodecError(uint16_t status, const char* reason);
+  void onResponseDone();
+  void finishRequest();
+  void flushOutput();
+  void afterIdle();
+  void startLingering();
+  void close();
+  void updatePoll();
+  void armTimer(Timer timer);
+  bool ensureReadSpace();
+  void releaseReadBuffer();
+  bool shouldRead() const;
+  void adoptCurrentSnapshot();
+
+  WorkerLoop& loop_;
+  PlainTransport transport_;
+  PeerInfo peer_;
+  uv_poll_t poll_{};
+  int poll_events_ = 0;
+  State state_ = State::kIdle;
+  Timer timer_ = Timer::kNone;
+  std::shared_ptr<const ConfigSnapshot> snapshot_;
+
+  // Reading.
+  std::unique_ptr<char[]> read_buf_;
+  size_t read_cap_ = 0;
+  size_t read_len_ = 0;
+  size_t parse_pos_ = 0;
+  size_t body_start_ = 0;  // where the current request's body bytes begin in read_buf_
+  Arena arena_;
+  Request request_;
+  RequestCodec codec_;
+
+  // The request in progress.
+  Handler* handler_ = nullptr;
+  InFlight* in_flight_ = nullptr;
+  WritableObserver* writable_observer_ = nullptr;
+  bool in_dispatch_ = false;
+  bool request_complete_ = false;
+  bool response_started_ = false;
+  bool response_done_ = false;
+  bool response_chunked_ = false;
+  bool response_has_body_ = true;
+  bool close_after_response_ = false;
+  bool shutting_down_ = false;
+  uint16_t status_ = 0;
+  uint64_t body_bytes_sent_ = 0;
+  uint32_t requests_served_ = 0;
+
+  OutputQueue out_;
+};
+
+}  // namespace scalws::worker::http1

@@ -1,0 +1,108 @@
+#include "worker/http1/request_target.h"
+
+#include "worker/http/header_field.h"
+
+namespace scalws::worker::http1 {
+namespace {
+
+void splitPathQuery(std::string_view pq, RequestTarget& out) {
+  size_t q = pq.find('?');
+  if (q == std::string_view::npos) {
+    out.path = pq;
+    out.query = {};
+  } else {
+    out.path = pq.substr(0, q);
+    out.query = pq.substr(q + 1);
+  }
+}
+
+bool isHostChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~' || c == '%' || c == '!' || c == '$' || c == '&' ||
+         c == '\'' || c == '(' || c == ')' || c == '*' || c == '+' || c == ',' || c == ';' ||
+         c == '=';
+}
+
+}  // namespace
+
+std::string_view hostWithoutPort(std::string_view h, bool& valid) {
+  valid = false;
+  if (h.empty()) return {};
+  std::string_view host;
+  std::string_view rest;
+  if (h.front() == '[') {
+    size_t close = h.find(']');
+    if (close == std::string_view::npos) return {};
+    host = h.substr(0, close + 1);
+    for (char c : host.substr(1, host.size() - 2)) {
+      bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+                c == ':' || c == '.';
+      if (!ok) return {};
+    }
+    rest = h.substr(close + 1);
+  } else {
+    size_t colon = h.find(':');
+    host = h.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : h.substr(colon);
+    if (host.empty()) return {};
+    for (char c : host) {
+      if (!isHostChar(c)) return {};
+    }
+  }
+  if (!rest.empty()) {
+    if (rest.front() != ':') return {};
+    rest.remove_prefix(1);
+    if (rest.size() > 5) return {};
+    for (char c : rest) {
+      if (c < '0' || c > '9') return {};
+    }
+  }
+  valid = true;
+  return host;
+}
+
+bool parseRequestTarget(std::string_view target, Method method, RequestTarget& out) {
+  out = RequestTarget();
+  if (target.empty()) return false;
+  if (method == Method::kConnect) {
+    out.form = RequestTarget::Form::kAuthority;
+    bool valid = false;
+    out.authority_host = hostWithoutPort(target, valid);
+    return valid;
+  }
+  if (target == "*") {
+    out.form = RequestTarget::Form::kAsterisk;
+    return method == Method::kOptions;
+  }
+  if (target.front() == '/') {
+    splitPathQuery(target, out);
+    return true;
+  }
+  // absolute-form: scheme "://" authority path-abempty [ "?" query ]
+  size_t scheme_end = target.find("://");
+  if (scheme_end == std::string_view::npos) return false;
+  std::string_view scheme = target.substr(0, scheme_end);
+  if (!equalsIgnoreCase(scheme, "http") && !equalsIgnoreCase(scheme, "https")) return false;
+  std::string_view rest = target.substr(scheme_end + 3);
+  size_t path_start = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, path_start);
+  if (authority.find('@') != std::string_view::npos) return false;  // no userinfo
+  bool valid = false;
+  out.authority_host = hostWithoutPort(authority, valid);
+  if (!valid) return false;
+  out.form = RequestTarget::Form::kAbsolute;
+  if (path_start == std::string_view::npos) {
+    out.path = "/";
+    return true;
+  }
+  std::string_view pq = rest.substr(path_start);
+  if (pq.front() == '?') {
+    out.path = "/";
+    out.query = pq.substr(1);
+    return true;
+  }
+  splitPathQuery(pq, out);
+  return true;
+}
+
+}  // namespace scalws::worker::http1

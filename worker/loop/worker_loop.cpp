@@ -1,0 +1,223 @@
+#include "worker/loop/worker_loop.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+#include "worker/http1/connection.h"
+
+namespace scalws::worker {
+namespace {
+
+constexpr int kAcceptBatch = 64;
+constexpr std::string_view kOverloaded =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
+    "Retry-After: 1\r\n\r\n";
+
+}  // namespace
+
+WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
+                       std::shared_ptr<const ConfigSnapshot> snapshot, int access_log_fd)
+    : uv_(uv), index_(index & 0xff), snapshot_(std::move(snapshot)) {
+  uv_timer_init(uv_, &timer_);
+  timer_.data = this;
+  uv_timer_init(uv_, &flush_timer_);
+  flush_timer_.data = this;
+  uv_timer_init(uv_, &shutdown_timer_);
+  shutdown_timer_.data = this;
+  uv_async_init(uv_, &async_, &WorkerLoop::onAsync);
+  async_.data = this;
+  if (access_log_fd >= 0) {
+    access_log_ = std::make_unique<AccessLog>(access_log_fd, snapshot_->server().access_log_format);
+    uv_timer_start(&flush_timer_, &WorkerLoop::onFlushTimer, 1000, 1000);
+  }
+}
+
+WorkerLoop::~WorkerLoop() {
+  if (access_log_) access_log_->flush();
+}
+
+void WorkerLoop::addListener(const ListenerSocket& socket) {
+  auto l = std::make_unique<Listener>();
+  l->owner = this;
+  l->socket = socket;
+  uv_poll_init(uv_, &l->poll, socket.fd);
+  l->poll.data = l.get();
+  uv_poll_start(&l->poll, UV_READABLE, &WorkerLoop::onAccept);
+  listeners_.push_back(std::move(l));
+}
+
+void WorkerLoop::run() {
+  uv_run(uv_, UV_RUN_DEFAULT);
+}
+
+void WorkerLoop::onAccept(uv_poll_t* handle, int status, int events) {
+  (void)events;
+  auto* l = static_cast<Listener*>(handle->data);
+  if (status < 0) {
+    LOG_ERROR("listener poll failed: %s", uv_strerror(status));
+    return;
+  }
+  l->owner->acceptFrom(*l);
+}
+
+void WorkerLoop::acceptFrom(Listener& l) {
+  for (int i = 0; i < kAcceptBatch && !shutting_down_; ++i) {
+    PeerInfo peer;
+    peer.address_len = sizeof(peer.address);
+    int fd = ::accept4(l.socket.fd, reinterpret_cast<sockaddr*>(&peer.address), &peer.address_len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        LOG_WARN("accept: %s (raise the fd limit or lower max_connections)", strerror(errno));
+      }
+      return;  // EAGAIN and everything else: wait for the next readiness
+    }
+    if (connection_count_ >= snapshot_->server().max_connections) {
+      rejectOverloaded(fd);
+      continue;
+    }
+    int one = 1;
+    // Responses leave in one writev; Nagle would only delay the pipelined ones.
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    peer.local_port = l.socket.port;
+    peer.tls = l.socket.tls;
+    auto* c = new http1::Connection(*this, fd, peer);
+    if (!c->start()) {
+      ::close(fd);
+      delete c;
+      continue;
+    }
+    c->next_in_loop = connections_;
+    if (connections_ != nullptr) connections_->prev_in_loop = c;
+    connections_ = c;
+    ++connection_count_;
+  }
+}
+
+void WorkerLoop::rejectOverloaded(int fd) {
+  ssize_t ignored = ::write(fd, kOverloaded.data(), kOverloaded.size());
+  (void)ignored;
+  ::close(fd);
+}
+
+void WorkerLoop::onConnectionClosed(http1::Connection* c) {
+  if (c->prev_in_loop != nullptr) {
+    c->prev_in_loop->next_in_loop = c->next_in_loop;
+  } else {
+    connections_ = c->next_in_loop;
+  }
+  if (c->next_in_loop != nullptr) c->next_in_loop->prev_in_loop = c->prev_in_loop;
+  --connection_count_;
+  if (shutting_down_) maybeFinishShutdown();
+}
+
+void WorkerLoop::armTimeout(TimeoutEntry& entry, uint64_t duration_ms) {
+  timeouts_.arm(entry, duration_ms, uv_now(uv_));
+  if (entry.deadline() < timer_deadline_) scheduleTimer();
+}
+
+void WorkerLoop::scheduleTimer() {
+  uint64_t next = timeouts_.nextDeadline();
+  timer_deadline_ = next;
+  if (next == UINT64_MAX) {
+    uv_timer_stop(&timer_);
+    return;
+  }
+  uint64_t now = uv_now(uv_);
+  uv_timer_start(&timer_, &WorkerLoop::onTimer, next > now ? next - now : 0, 0);
+}
+
+void WorkerLoop::onTimer(uv_timer_t* timer) {
+  auto* self = static_cast<WorkerLoop*>(timer->data);
+  self->timer_deadline_ = UINT64_MAX;
+  self->timeouts_.expire(uv_now(self->uv_));
+  self->scheduleTimer();
+}
+
+void WorkerLoop::onFlushTimer(uv_timer_t* timer) {
+  auto* self = static_cast<WorkerLoop*>(timer->data);
+  if (self->access_log_) self->access_log_->flush();
+}
+
+void WorkerLoop::postSnapshot(std::shared_ptr<const ConfigSnapshot> snapshot) {
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    pending_snapshot_ = std::move(snapshot);
+  }
+  uv_async_send(&async_);
+}
+
+void WorkerLoop::postShutdown() {
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    pending_shutdown_ = true;
+  }
+  uv_async_send(&async_);
+}
+
+void WorkerLoop::onAsync(uv_async_t* async) {
+  auto* self = static_cast<WorkerLoop*>(async->data);
+  std::shared_ptr<const ConfigSnapshot> snapshot;
+  bool shutdown = false;
+  {
+    std::lock_guard<std::mutex> lock(self->pending_mutex_);
+    snapshot = std::move(self->pending_snapshot_);
+    shutdown = self->pending_shutdown_;
+    self->pending_shutdown_ = false;
+  }
+  if (snapshot) self->applySnapshot(std::move(snapshot));
+  if (shutdown) self->startShutdown();
+}
+
+void WorkerLoop::applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot) {
+  // Connections pick it up between requests; in-flight requests finish on the old one.
+  snapshot_ = std::move(snapshot);
+}
+
+void WorkerLoop::startShutdown() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  for (auto& l : listeners_) uv_close(reinterpret_cast<uv_handle_t*>(&l->poll), nullptr);
+  for (http1::Connection* c = connections_; c != nullptr;) {
+    http1::Connection* next = c->next_in_loop;
+    c->beginShutdown();
+    c = next;
+  }
+  uv_timer_start(&shutdown_timer_, &WorkerLoop::onShutdownTimer,
+                 snapshot_->server().shutdown_timeout, 0);
+  maybeFinishShutdown();
+}
+
+void WorkerLoop::onShutdownTimer(uv_timer_t* timer) {
+  auto* self = static_cast<WorkerLoop*>(timer->data);
+  if (self->connection_count_ > 0) {
+    LOG_WARN("shutdown timeout: closing %zu connections with requests in flight",
+             self->connection_count_);
+  }
+  for (http1::Connection* c = self->connections_; c != nullptr;) {
+    http1::Connection* next = c->next_in_loop;
+    c->forceClose();
+    c = next;
+  }
+}
+
+void WorkerLoop::maybeFinishShutdown() {
+  if (connection_count_ > 0 || handles_closed_) return;
+  handles_closed_ = true;
+  if (access_log_) access_log_->flush();
+  // Closing the last handles lets uv_run return.
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&shutdown_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);
+  if (on_drained_) on_drained_();
+}
+
+}  // namespace scalws::worker

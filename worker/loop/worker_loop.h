@@ -1,0 +1,114 @@
+// One event loop and everything it owns (DESIGN.md "Hot path": nothing shared between
+// loops on the request path): its listeners, connections, timeouts, buffers, date cache,
+// access-log buffer and the config snapshot new connections start on.
+//
+// Threading: every method runs on the loop's thread except postSnapshot() and
+// postShutdown(), which any thread may call (they wake the loop through a uv_async).
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/http_date.h"
+#include "worker/access_log.h"
+#include "worker/config_snapshot.h"
+#include "worker/loop/timeout_queue.h"
+#include "worker/net/buffer_pool.h"
+
+namespace scalws::worker {
+
+namespace http1 {
+class Connection;
+}
+
+struct ListenerSocket {
+  int fd = -1;
+  uint16_t port = 0;
+  bool tls = false;
+};
+
+class WorkerLoop {
+ public:
+  // `uv` must outlive this object; `index` tells loops of one process apart in ids.
+  WorkerLoop(uv_loop_t* uv, uint32_t index, std::shared_ptr<const ConfigSnapshot> snapshot,
+             int access_log_fd);
+  ~WorkerLoop();
+  WorkerLoop(const WorkerLoop&) = delete;
+  WorkerLoop& operator=(const WorkerLoop&) = delete;
+
+  // Starts accepting on a bound, listening, non-blocking socket. The fd stays owned by the
+  // caller (a supervising parent may hand it to a replacement worker).
+  void addListener(const ListenerSocket& listener);
+  // Runs until a shutdown completed and the owner closed its own handles on this uv loop;
+  // `on_drained` fires on the loop thread once the last connection is gone.
+  void run();
+  void setOnDrained(std::function<void()> on_drained) { on_drained_ = std::move(on_drained); }
+
+  void postSnapshot(std::shared_ptr<const ConfigSnapshot> snapshot);
+  void postShutdown();
+
+  // Services for connections and handlers (loop thread only).
+  uv_loop_t* uv() const { return uv_; }
+  const std::shared_ptr<const ConfigSnapshot>& snapshot() const { return snapshot_; }
+  BufferPool& buffers() { return buffers_; }
+  common::DateCache& date() { return date_; }
+  AccessLog* accessLog() { return access_log_.get(); }
+  uint64_t nextRequestId() { return (++request_counter_ << 8) | index_; }
+  void armTimeout(TimeoutEntry& entry, uint64_t duration_ms);
+  void disarmTimeout(TimeoutEntry& entry) { timeouts_.disarm(entry); }
+  void onConnectionClosed(http1::Connection* connection);
+  size_t connectionCount() const { return connection_count_; }
+  bool shuttingDown() const { return shutting_down_; }
+
+ private:
+  struct Listener {
+    WorkerLoop* owner;
+    ListenerSocket socket;
+    uv_poll_t poll;
+  };
+
+  static void onAccept(uv_poll_t* handle, int status, int events);
+  static void onTimer(uv_timer_t* timer);
+  static void onFlushTimer(uv_timer_t* timer);
+  static void onShutdownTimer(uv_timer_t* timer);
+  static void onAsync(uv_async_t* async);
+
+  void acceptFrom(Listener& listener);
+  void rejectOverloaded(int fd);
+  void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot);
+  void startShutdown();
+  void maybeFinishShutdown();
+  void scheduleTimer();
+
+  uv_loop_t* uv_;
+  uint32_t index_;
+  std::shared_ptr<const ConfigSnapshot> snapshot_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  http1::Connection* connections_ = nullptr;
+  size_t connection_count_ = 0;
+  uint64_t request_counter_ = 0;
+
+  BufferPool buffers_;
+  common::DateCache date_;
+  TimeoutQueue timeouts_;
+  uv_timer_t timer_{};
+  uint64_t timer_deadline_ = UINT64_MAX;
+  uv_timer_t flush_timer_{};
+  uv_timer_t shutdown_timer_{};
+  std::unique_ptr<AccessLog> access_log_;
+
+  uv_async_t async_{};
+  std::mutex pending_mutex_;
+  std::shared_ptr<const ConfigSnapshot> pending_snapshot_;
+  bool pending_shutdown_ = false;
+  bool shutting_down_ = false;
+  bool handles_closed_ = false;
+  std::function<void()> on_drained_;
+};
+
+}  // namespace scalws::worker

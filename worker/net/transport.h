@@ -1,0 +1,38 @@
+// The byte transport under a connection: plain TCP now, TLS later. Non-blocking; every call
+// returns what the kernel (or TLS engine) took, or -1 with errno (EAGAIN when it would block).
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace scalws::worker {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual ssize_t read(char* buf, size_t len) noexcept = 0;
+  virtual ssize_t writev(const iovec* iov, int count) noexcept = 0;
+  // Sends `len` bytes of `file_fd` from `offset`; advances nothing itself.
+  virtual ssize_t sendFile(int file_fd, uint64_t offset, size_t len) noexcept = 0;
+  // True when the transport can hand file bytes to the kernel without copying them.
+  virtual bool zeroCopyFiles() const noexcept = 0;
+  virtual int fd() const noexcept = 0;
+};
+
+class PlainTransport final : public Transport {
+ public:
+  explicit PlainTransport(int fd) : fd_(fd) {}
+  ssize_t read(char* buf, size_t len) noexcept override;
+  ssize_t writev(const iovec* iov, int count) noexcept override;
+  ssize_t sendFile(int file_fd, uint64_t offset, size_t len) noexcept override;
+  bool zeroCopyFiles() const noexcept override { return true; }
+  int fd() const noexcept override { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace scalws::worker

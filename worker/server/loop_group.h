@@ -1,0 +1,53 @@
+// The serving part of a worker process: one WorkerLoop on the calling thread plus one per
+// extra thread ("single" mode), each with its own SO_REUSEPORT listeners. The calling
+// thread also watches SIGTERM/SIGINT (graceful stop) and, when asked, SIGHUP (reload).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "worker/config_snapshot.h"
+#include "worker/loop/worker_loop.h"
+
+namespace scalws::worker {
+
+struct LoopGroupOptions {
+  std::vector<std::vector<ListenerSocket>> listeners_per_loop;  // one entry per loop
+  std::vector<uint32_t> cpus;  // loop i pinned to cpus[i % size]; empty: no pinning
+  int access_log_fd = -1;
+  // Called on the main thread on SIGHUP; absent: SIGHUP is ignored (a parent reloads).
+  std::function<void()> on_reload;
+};
+
+class LoopGroup {
+ public:
+  LoopGroup(std::shared_ptr<const ConfigSnapshot> snapshot, LoopGroupOptions options);
+  ~LoopGroup();
+  LoopGroup(const LoopGroup&) = delete;
+  LoopGroup& operator=(const LoopGroup&) = delete;
+
+  // Serves until a graceful stop completed on every loop. Returns the exit code.
+  int run();
+  void broadcastSnapshot(const std::shared_ptr<const ConfigSnapshot>& snapshot);
+  void shutdown();
+
+ private:
+  static void onSignal(uv_signal_t* handle, int signum);
+  void onLoopDrained();
+
+  std::shared_ptr<const ConfigSnapshot> snapshot_;
+  LoopGroupOptions options_;
+  uv_loop_t main_uv_{};
+  std::vector<std::unique_ptr<uv_loop_t>> thread_uvs_;
+  std::vector<std::unique_ptr<WorkerLoop>> loops_;
+  uv_signal_t sigterm_{};
+  uv_signal_t sigint_{};
+  uv_signal_t sighup_{};
+  uv_async_t drained_async_{};
+  std::atomic<size_t> drained_{0};
+  bool stopping_ = false;
+};
+
+}  // namespace scalws::worker

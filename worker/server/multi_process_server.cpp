@@ -1,0 +1,272 @@
+#include "worker/server/multi_process_server.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "common/log.h"
+#include "worker/server/listen_socket.h"
+#include "worker/server/loop_group.h"
+
+namespace scalws::worker {
+namespace {
+
+constexpr uint64_t kStableAfterMs = 10'000;  // a child up this long resets its crash count
+constexpr uint64_t kFirstBackoffMs = 100;
+constexpr uint64_t kMaxBackoffMs = 30'000;
+constexpr uint64_t kKillGraceMs = 5'000;  // after shutdown_timeout, before SIGKILL
+
+sigset_t handledSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGCHLD);
+  return set;
+}
+
+}  // namespace
+
+MultiProcessServer::MultiProcessServer(std::string config_path, SiteRuntime runtime)
+    : config_path_(std::move(config_path)), runtime_(std::move(runtime)) {}
+
+MultiProcessServer::~MultiProcessServer() {
+  for (auto& [address, fds] : listeners_) {
+    for (int fd : fds) ::close(fd);
+  }
+  if (signal_fd_ >= 0) ::close(signal_fd_);
+  if (runtime_.access_log_fd >= 0) ::close(runtime_.access_log_fd);
+}
+
+uint64_t MultiProcessServer::nowMs() const {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
+common::Status MultiProcessServer::openListeners(const common::config::SiteConfig& site,
+                                                 uint32_t workers) {
+  std::map<std::string, std::vector<int>> next;
+  std::vector<int> fresh;
+  for (const auto& listen : site.listens) {
+    std::vector<int>& fds = next[listen.address];
+    auto old = listeners_.find(listen.address);
+    for (uint32_t i = 0; i < workers; ++i) {
+      if (old != listeners_.end() && i < old->second.size()) {
+        fds.push_back(old->second[i]);  // same queue, so nothing waiting in it is lost
+        continue;
+      }
+      common::Result<int> fd = openListenSocket(listen);
+      if (!fd.ok()) {
+        for (int f : fresh) ::close(f);  // the running set stays as it was
+        return fd.status();
+      }
+      fresh.push_back(*fd);
+      fds.push_back(*fd);
+    }
+  }
+  for (auto& [address, fds] : listeners_) {
+    auto kept = next.find(address);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (kept == next.end() || i >= kept->second.size()) ::close(fds[i]);
+    }
+  }
+  listeners_ = std::move(next);
+  return common::okStatus();
+}
+
+int MultiProcessServer::run() {
+  const auto& server = runtime_.snapshot->server();
+  workers_ = std::max<uint32_t>(1, server.workers);
+  sigset_t set = handledSignals();
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd_ < 0) {
+    LOG_ERROR("signalfd: %s", strerror(errno));
+    return 1;
+  }
+  common::Status opened = openListeners(runtime_.snapshot->site(), workers_);
+  if (!opened.ok()) {
+    LOG_ERROR("%s", opened.message().c_str());
+    return 1;
+  }
+  slots_.assign(workers_, Slot{});
+  for (uint32_t i = 0; i < workers_; ++i) spawn(i);
+  LOG_INFO("serving %s with %u worker processes", config_path_.c_str(), workers_);
+
+  uint64_t kill_at = 0;
+  while (!(stopping_ && children_.empty())) {
+    int timeout = -1;
+    uint64_t now = nowMs();
+    for (const Slot& s : slots_) {
+      if (s.restart_at_ms != 0) {
+        int wait = static_cast<int>(s.restart_at_ms > now ? s.restart_at_ms - now : 0);
+        timeout = timeout < 0 ? wait : std::min(timeout, wait);
+      }
+    }
+    if (kill_at != 0) {
+      int wait = static_cast<int>(kill_at > now ? kill_at - now : 0);
+      timeout = timeout < 0 ? wait : std::min(timeout, wait);
+    }
+    pollfd pfd{signal_fd_, POLLIN, 0};
+    int r = ::poll(&pfd, 1, timeout);
+    if (r < 0 && errno != EINTR) {
+      LOG_ERROR("poll: %s", strerror(errno));
+      break;
+    }
+    signalfd_siginfo info;
+    while (::read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
+      switch (info.ssi_signo) {
+        case SIGCHLD:
+          break;  // reaped below
+        case SIGHUP:
+          if (!stopping_) reload();
+          break;
+        default:
+          if (!stopping_) {
+            LOG_INFO("signal %u: stopping workers gracefully", info.ssi_signo);
+            stopping_ = true;
+            stopAll();
+            kill_at = nowMs() + runtime_.snapshot->server().shutdown_timeout + kKillGraceMs;
+          }
+          break;
+      }
+    }
+    reapChildren();
+    now = nowMs();
+    if (kill_at != 0 && now >= kill_at) {
+      for (const Child& c : children_) ::kill(c.pid, SIGKILL);
+      kill_at = 0;
+    }
+    for (uint32_t i = 0; i < slots_.size() && !stopping_; ++i) {
+      if (slots_[i].restart_at_ms != 0 && now >= slots_[i].restart_at_ms) {
+        slots_[i].restart_at_ms = 0;
+        spawn(i);
+      }
+    }
+  }
+  LOG_INFO("all workers stopped");
+  return 0;
+}
+
+pid_t MultiProcessServer::spawn(uint32_t index) {
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    LOG_ERROR("fork: %s", strerror(errno));
+    slots_[index].restart_at_ms = nowMs() + kFirstBackoffMs;
+    return -1;
+  }
+  if (pid == 0) runChild(index);
+  children_.push_back(Child{pid, index, generation_, nowMs()});
+  return pid;
+}
+
+void MultiProcessServer::runChild(uint32_t index) {
+  sigset_t set = handledSignals();
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  ::close(signal_fd_);
+  LoopGroupOptions options;
+  options.listeners_per_loop.resize(1);
+  for (const auto& listen : runtime_.snapshot->site().listens) {
+    auto it = listeners_.find(listen.address);
+    if (it == listeners_.end()) continue;
+    for (uint32_t i = 0; i < it->second.size(); ++i) {
+      if (i == index) {
+        options.listeners_per_loop[0].push_back(
+            ListenerSocket{it->second[i], listen.port, listen.tls.has_value()});
+      } else {
+        ::close(it->second[i]);  // another worker's queue
+      }
+    }
+  }
+  const auto& cpus = runtime_.snapshot->server().cpus;
+  if (!cpus.empty()) options.cpus = {cpus[index % cpus.size()]};
+  options.access_log_fd = runtime_.access_log_fd;
+  int code = 0;
+  {
+    LoopGroup group(runtime_.snapshot, std::move(options));
+    code = group.run();
+  }
+  _exit(code);
+}
+
+void MultiProcessServer::reapChildren() {
+  while (true) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    auto it = std::find_if(children_.begin(), children_.end(),
+                           [pid](const Child& c) { return c.pid == pid; });
+    if (it == children_.end()) continue;
+    Child child = *it;
+    children_.erase(it);
+    if (stopping_ || child.generation != generation_) continue;  // asked to go
+    uint64_t now = nowMs();
+    Slot& slot = slots_[child.index];
+    slot.crashes = now - child.started_ms >= kStableAfterMs ? 1 : slot.crashes + 1;
+    uint64_t backoff = kFirstBackoffMs;
+    for (uint32_t i = 1; i < slot.crashes && backoff < kMaxBackoffMs; ++i) backoff *= 2;
+    backoff = std::min(backoff, kMaxBackoffMs);
+    if (WIFSIGNALED(status)) {
+      LOG_ERROR("worker %u (pid %d) killed by signal %d; restarting in %llu ms", child.index, pid,
+                WTERMSIG(status), static_cast<unsigned long long>(backoff));
+    } else {
+      LOG_ERROR("worker %u (pid %d) exited with %d; restarting in %llu ms", child.index, pid,
+                WEXITSTATUS(status), static_cast<unsigned long long>(backoff));
+    }
+    // The first restart is immediate: a single crash must not cost a gap in service.
+    slot.restart_at_ms = slot.crashes <= 1 ? now : now + backoff;
+  }
+}
+
+void MultiProcessServer::reload() {
+  LOG_INFO("reloading %s", config_path_.c_str());
+  common::Result<SiteRuntime> next = prepareSite(config_path_, &runtime_);
+  if (!next.ok()) {
+    LOG_ERROR("reload refused, keeping the running config:\n%s", next.status().message().c_str());
+    return;
+  }
+  const auto& server = next->snapshot->server();
+  if (server.mode != common::config::WorkerMode::kMulti) {
+    LOG_ERROR("reload refused: changing the worker mode needs a restart");
+    if (next->access_log_fd >= 0) ::close(next->access_log_fd);
+    return;
+  }
+  uint32_t workers = std::max<uint32_t>(1, server.workers);
+  common::Status opened = openListeners(next->snapshot->site(), workers);
+  if (!opened.ok()) {
+    LOG_ERROR("reload refused: %s", opened.message().c_str());
+    if (next->access_log_fd >= 0) ::close(next->access_log_fd);
+    return;
+  }
+  common::Status logs = applyErrorLogSettings(server);
+  if (!logs.ok()) LOG_ERROR("%s", logs.message().c_str());
+  if (runtime_.access_log_fd >= 0) ::close(runtime_.access_log_fd);
+  runtime_ = std::move(next).value();
+  workers_ = workers;
+
+  // New generation first, then the old one drains: the listeners never go unattended.
+  std::vector<pid_t> old;
+  for (const Child& c : children_) old.push_back(c.pid);
+  ++generation_;
+  slots_.assign(workers_, Slot{});
+  for (uint32_t i = 0; i < workers_; ++i) spawn(i);
+  for (pid_t pid : old) ::kill(pid, SIGTERM);
+  LOG_INFO("reloaded: generation %llu with %u workers",
+           static_cast<unsigned long long>(generation_), workers_);
+}
+
+void MultiProcessServer::stopAll() {
+  for (const Child& c : children_) ::kill(c.pid, SIGTERM);
+}
+
+}  // namespace scalws::worker

@@ -1,0 +1,60 @@
+// Standalone "multi" mode: a supervising parent and `workers` child processes
+// (DESIGN.md "Processes"). The parent binds one SO_REUSEPORT listener per worker and
+// address and keeps them, so a replacement child (after a crash or a reload) accepts from
+// the same queue and no connection waiting in it is lost.
+//
+// Signals: SIGTERM/SIGINT stop every child gracefully and exit 0 once they are gone;
+// SIGHUP re-reads the config — valid: a new generation of children starts on it and the
+// old one drains; invalid: every error is logged and the old generation keeps serving.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "worker/server/site_runtime.h"
+
+namespace scalws::worker {
+
+class MultiProcessServer {
+ public:
+  MultiProcessServer(std::string config_path, SiteRuntime runtime);
+  ~MultiProcessServer();
+  int run();
+
+ private:
+  struct Child {
+    pid_t pid = -1;
+    uint32_t index = 0;
+    uint64_t generation = 0;
+    uint64_t started_ms = 0;
+  };
+  struct Slot {  // per worker index of the current generation
+    uint32_t crashes = 0;
+    uint64_t restart_at_ms = 0;  // 0: running or not pending
+  };
+
+  common::Status openListeners(const common::config::SiteConfig& site, uint32_t workers);
+  pid_t spawn(uint32_t index);
+  [[noreturn]] void runChild(uint32_t index);
+  void reapChildren();
+  void reload();
+  void stopAll();
+  uint64_t nowMs() const;
+
+  std::string config_path_;
+  SiteRuntime runtime_;
+  uint32_t workers_ = 1;
+  uint64_t generation_ = 1;
+  // address → one listening fd per worker index
+  std::map<std::string, std::vector<int>> listeners_;
+  std::vector<Child> children_;
+  std::vector<Slot> slots_;
+  int signal_fd_ = -1;
+  bool stopping_ = false;
+};
+
+}  // namespace scalws::worker

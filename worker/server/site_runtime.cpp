@@ -1,0 +1,65 @@
+#include "worker/server/site_runtime.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/config/config_loader.h"
+#include "common/log.h"
+#include "worker/access_log.h"
+
+namespace scalws::worker {
+
+using common::Result;
+
+Result<SiteRuntime> prepareSite(const std::string& path, const SiteRuntime* current) {
+  Result<common::config::SiteConfig> config = common::config::loadSiteConfigFile(path);
+  if (!config.ok()) return config.status();
+  auto snapshot = ConfigSnapshot::build(std::move(config).value());
+  if (!snapshot.ok()) return snapshot.status();
+
+  SiteRuntime runtime;
+  runtime.snapshot = std::move(snapshot).value();
+  const std::string& log_path = runtime.snapshot->server().access_log;
+  if (!log_path.empty()) {
+    if (current != nullptr && current->access_log_fd >= 0 &&
+        current->snapshot->server().access_log == log_path) {
+      runtime.access_log_fd = ::dup(current->access_log_fd);
+    } else {
+      Result<int> fd = openAccessLogFile(log_path);
+      if (!fd.ok()) return fd.status();
+      runtime.access_log_fd = *fd;
+    }
+  }
+  return runtime;
+}
+
+common::Status applyErrorLogSettings(const common::config::ServerConfig& server) {
+  Result<common::log::Level> level = common::log::parseLevel(server.log_level);
+  if (!level.ok()) return level.status();
+  common::log::setLevel(*level);
+  if (!server.error_log.empty()) {
+    int fd = ::open(server.error_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) return common::errnoStatus(errno, "cannot open error log " + server.error_log);
+    int old = common::log::fd();
+    common::log::setFd(fd);
+    if (old > 2) ::close(old);
+  }
+  return common::okStatus();
+}
+
+bool sameListeners(const common::config::SiteConfig& a, const common::config::SiteConfig& b) {
+  if (a.listens.size() != b.listens.size()) return false;
+  for (size_t i = 0; i < a.listens.size(); ++i) {
+    const auto& x = a.listens[i];
+    const auto& y = b.listens[i];
+    if (x.host != y.host || x.port != y.port || x.tls.has_value() != y.tls.has_value() ||
+        x.http2 != y.http2) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace scalws::worker

@@ -1,0 +1,28 @@
+// What a standalone scalwsd prepares before it serves, and again on every reload: the
+// config read and validated, the snapshot built, the logs opened.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/config/site_config.h"
+#include "common/status.h"
+#include "worker/config_snapshot.h"
+
+namespace scalws::worker {
+
+struct SiteRuntime {
+  std::shared_ptr<const ConfigSnapshot> snapshot;
+  int access_log_fd = -1;  // owned; -1 when the access log is off
+};
+
+// Loads `path`, builds the snapshot and opens the access log. On a reload pass the runtime
+// in force: an unchanged access log path keeps its fd.
+common::Result<SiteRuntime> prepareSite(const std::string& path, const SiteRuntime* current);
+// Applies [server] error_log and log_level to the process's error log.
+common::Status applyErrorLogSettings(const common::config::ServerConfig& server);
+
+// True when both configs listen on the same addresses with the same options.
+bool sameListeners(const common::config::SiteConfig& a, const common::config::SiteConfig& b);
+
+}  // namespace scalws::worker
