@@ -1,0 +1,89 @@
+// [[listen]]: the addresses a site accepts connections on, with optional TLS and h2.
+#include "common/config/listen_address.h"
+#include "common/config/sections.h"
+#include "common/config/table_reader.h"
+
+namespace scalws::common::config {
+namespace {
+
+void readTlsPath(TableReader& tls, std::string_view key, std::string& out) {
+  const ConfigValue* value = tls.require(key);
+  if (value == nullptr) return;
+  std::string path;
+  if (!tls.readString(key, path)) return;
+  if (path.empty()) {
+    tls.error(*value, key, "must not be empty");
+    return;
+  }
+  out = tls.context().resolvePath(path);
+}
+
+void readTls(TableReader& listen, ListenConfig& config) {
+  const ConfigValue* value = listen.get("tls");
+  if (value == nullptr) return;
+  std::string path = listen.keyPath("tls");
+  if (!expectType(*value, ConfigValue::Type::kTable, path, listen.context())) return;
+  TlsConfig tls;
+  tls.where = value->where;
+  TableReader table(*value, path, listen.context());
+  readTlsPath(table, "cert", tls.cert);
+  readTlsPath(table, "key", tls.key);
+  table.finish();
+  config.tls = std::move(tls);
+}
+
+// False when the entry is unusable (no valid address).
+bool parseListen(const ConfigValue& value, ParseContext& ctx, ListenConfig& config) {
+  if (!expectType(value, ConfigValue::Type::kTable, "listen", ctx)) return false;
+  config.where = value.where;
+  TableReader table(value, "listen", ctx);
+  bool ok = false;
+  if (const ConfigValue* address = table.require("address");
+      address != nullptr && table.readString("address", config.address)) {
+    Result<ListenAddress> parsed = parseListenAddress(config.address);
+    if (parsed.ok()) {
+      config.host = parsed->host;
+      config.port = parsed->port;
+      ok = true;
+    } else {
+      table.error(*address, "address", parsed.status().message());
+    }
+  }
+  readTls(table, config);
+  table.readBool("http2", config.http2);
+  table.finish();
+  return ok;
+}
+
+}  // namespace
+
+void parseListenSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
+  if (!value.is(ConfigValue::Type::kArray)) {
+    ctx.error(value.where, "listen: expected an array of tables ([[listen]]), found " +
+                               std::string(describeType(value.type)));
+    return;
+  }
+  if (value.array.empty()) {
+    ctx.error(value.where, "listen: at least one [[listen]] is required");
+    return;
+  }
+  for (const ConfigValue& element : value.array) {
+    ListenConfig config;
+    if (!parseListen(element, ctx, config)) continue;
+    // "*:80" and "0.0.0.0:80" are one socket: compare the parsed forms.
+    const ListenConfig* same = nullptr;
+    for (const ListenConfig& earlier : site.listens) {
+      if (earlier.host == config.host && earlier.port == config.port) same = &earlier;
+    }
+    if (same != nullptr) {
+      const ConfigValue& address = element.find("address")->value;
+      ctx.error(address.where, "listen.address: duplicate address \"" + config.address +
+                                   "\" (already listened on as \"" + same->address + "\" at " +
+                                   same->where.toString() + ")");
+      continue;
+    }
+    site.listens.push_back(std::move(config));
+  }
+}
+
+}  // namespace scalws::common::config

@@ -1,0 +1,70 @@
+// [[route]]: match + exactly one action + policy, tried in file order by the router.
+#include "common/config/sections.h"
+#include "common/config/table_reader.h"
+
+namespace scalws::common::config {
+namespace {
+
+constexpr ActionParser kActionParsers[] = {
+    {"respond", parseRespondAction},
+    {"static", parseStaticAction},
+};
+
+std::string actionNames() {
+  std::string names;
+  for (const ActionParser& action : kActionParsers) {
+    if (!names.empty()) names += ", ";
+    names += action.key;
+  }
+  return names;
+}
+
+void parseRoute(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
+  if (!expectType(value, ConfigValue::Type::kTable, "route", ctx)) return;
+  RouteConfig route;
+  route.where = value.where;
+  TableReader table(value, "route", ctx);
+
+  if (const ConfigValue* match = table.get("match")) {
+    parseRouteMatch(*match, table.keyPath("match"), ctx, route.match);
+  }
+  // Exactly one action: the first one written is parsed, any further one is refused.
+  const ConfigEntry* chosen = nullptr;
+  for (const ConfigEntry& entry : value.entries) {
+    for (const ActionParser& action : kActionParsers) {
+      if (entry.key != action.key) continue;
+      if (chosen != nullptr) {
+        ctx.error(entry.where, "route: more than one action (\"" + chosen->key + "\" and \"" +
+                                   entry.key + "\"); a route takes exactly one");
+      } else {
+        chosen = &entry;
+        action.parse(entry.value, table.keyPath(action.key), ctx, route);
+      }
+    }
+  }
+  for (const ActionParser& action : kActionParsers) table.get(action.key);  // known keys
+  if (chosen == nullptr) table.tableError("no action (expected one of: " + actionNames() + ")");
+
+  if (const ConfigValue* policy = table.get("policy")) {
+    parseRoutePolicy(*policy, table.keyPath("policy"), ctx, route.policy);
+  }
+  table.finish();
+  site.routes.push_back(std::move(route));
+}
+
+}  // namespace
+
+std::span<const ActionParser> actionParsers() {
+  return kActionParsers;
+}
+
+void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
+  if (!value.is(ConfigValue::Type::kArray)) {
+    ctx.error(value.where, "route: expected an array of tables ([[route]]), found " +
+                               std::string(describeType(value.type)));
+    return;
+  }
+  for (const ConfigValue& element : value.array) parseRoute(element, ctx, site);
+}
+
+}  // namespace scalws::common::config

@@ -1,0 +1,49 @@
+// The parsers behind config_loader.cpp, one file each, and the two tables that name them.
+//
+// Adding a top-level table (upstream, php_pool) is one new *_section.cpp plus a line in
+// sectionParsers(); adding a route action (proxy, php) is one new *_action.cpp, its type
+// in RouteConfig::action, and a line in actionParsers(). Each parser records every problem
+// in the ParseContext and fills what it could; the loader discards the result on any error.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/config/config_value.h"
+#include "common/config/parse_context.h"
+#include "common/config/site_config.h"
+
+namespace scalws::common::config {
+
+// A top-level key: `value` is whatever the file holds under it (checked by the parser).
+struct SectionParser {
+  std::string_view key;
+  void (*parse)(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+};
+std::span<const SectionParser> sectionParsers();  // config_loader.cpp
+
+void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+void parseListenSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+
+// A route action key ("respond", "static"): `path` is "route.<key>" for messages.
+struct ActionParser {
+  std::string_view key;
+  void (*parse)(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                RouteConfig& route);
+};
+std::span<const ActionParser> actionParsers();  // route_section.cpp
+
+void parseRespondAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                        RouteConfig& route);
+void parseStaticAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                       RouteConfig& route);
+
+// The parts of a route other than its action.
+void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                     MatchConfig& match);
+void parseRoutePolicy(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                      RoutePolicy& policy);
+
+}  // namespace scalws::common::config
