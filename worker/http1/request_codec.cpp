@@ -62,6 +62,9 @@ RequestCodec::RequestCodec(const CodecLimits& limits, RequestCodecCallbacks& cal
   settings_.on_chunk_extension_value = &RequestCodec::onChunkExtension;
   settings_.on_message_complete = &RequestCodec::onMessageComplete;
   llhttp_init(&parser_, HTTP_REQUEST, &settings_);
+  // Keep-alive is the connection's decision (it closes after a "Connection: close"
+  // response and never parses further); the codec parses whatever it is given.
+  llhttp_set_lenient_keep_alive(&parser_, 1);
   parser_.data = this;
   headers_.reserve(limits_.max_headers);
 }
@@ -75,7 +78,10 @@ RequestCodec::DispatchResult RequestCodec::dispatch(const char* data, size_t len
     return result;
   }
   if (len == 0) return result;
-  if (phase_ == Phase::kIdle) phase_ = Phase::kHead;
+  if (phase_ == Phase::kIdle) {
+    phase_ = Phase::kHead;
+    head_start_ = data;
+  }
   if (scanning_head_) {
     HeadScanner::Result scan = scanner_.feed(data, len);
     switch (scan.verdict) {
@@ -117,7 +123,10 @@ RequestCodec::DispatchResult RequestCodec::dispatch(const char* data, size_t len
     result.outcome = Outcome::kMessageComplete;
     return result;
   }
-  if (error_status_ == 0) fail(statusForParserError(err), llhttp_get_error_reason(&parser_));
+  if (error_status_ == 0) {
+    fail(statusForParserError(err, pos != nullptr ? pos : data + len),
+         llhttp_get_error_reason(&parser_));
+  }
   result.outcome = Outcome::kError;
   result.error_status = error_status_;
   result.error_reason = error_reason_;
@@ -145,6 +154,7 @@ void RequestCodec::rebase(const char* old_base, const char* new_base) {
   auto move = [&](std::string_view& s) {
     if (s.data() != nullptr) s = std::string_view(new_base + (s.data() - old_base), s.size());
   };
+  if (head_start_ != nullptr) head_start_ = new_base + (head_start_ - old_base);
   move(method_);
   move(url_);
   for (HeaderField& h : headers_) {
@@ -161,12 +171,21 @@ int RequestCodec::fail(uint16_t status, const char* reason) {
   return -1;
 }
 
-uint16_t RequestCodec::statusForParserError(llhttp_errno_t err) const {
+uint16_t RequestCodec::statusForParserError(llhttp_errno_t err, const char* error_pos) const {
   switch (err) {
     case HPE_INVALID_METHOD: {
       // RFC 9110 §9.1: a well-formed but unknown method is "not implemented"; garbage
-      // where the method should be is a bad request.
-      return isToken(method_) ? 501 : 400;
+      // where the method should be is a bad request. llhttp stops at the first byte that
+      // no method it knows continues with: token characters up to and including it mean
+      // an unknown method.
+      const char* p = head_start_;
+      while (p < error_pos && (*p == '\r' || *p == '\n')) ++p;
+      if (p == nullptr || p > error_pos) return 400;
+      for (; p <= error_pos; ++p) {
+        if (*p == ' ') return 501;
+        if (!isTokenChar(static_cast<unsigned char>(*p))) return 400;
+      }
+      return 501;
     }
     case HPE_INVALID_VERSION:
       return 400;

@@ -82,7 +82,7 @@ class RequestCodec {
 
   int fail(uint16_t status, const char* reason);
   int completeHead();
-  uint16_t statusForParserError(llhttp_errno_t err) const;
+  uint16_t statusForParserError(llhttp_errno_t err, const char* error_pos) const;
   static void extend(std::string_view& span, const char* at, size_t len);
 
   CodecLimits limits_;
@@ -97,6 +97,7 @@ class RequestCodec {
   bool stopped_ = false;
   uint16_t error_status_ = 0;
   const char* error_reason_ = "";
+  const char* head_start_ = nullptr;  // first byte of the message in the caller's buffer
   std::string_view method_;
   std::string_view url_;
   std::vector<HeaderField> headers_;
