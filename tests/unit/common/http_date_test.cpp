@@ -29,7 +29,7 @@ TEST(HttpDateTest, CacheRendersAHeaderLine) {
   DateCache cache;
   std::string_view line = cache.headerLine();
   EXPECT_EQ(line.substr(0, 6), "Date: ");
-  EXPECT_EQ(line.substr(line.size() - 6), "GMT\r\n");
+  EXPECT_EQ(line.substr(line.size() - 5), "GMT\r\n");
   EXPECT_TRUE(parseHttpDate(cache.value()).has_value());
 }
 
