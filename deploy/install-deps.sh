@@ -15,10 +15,13 @@ PACKAGES="
   sqlite3 procps psmisc strace iproute2 util-linux passwd
 "
 
-if [ "$(id -u)" -ne 0 ]; then
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=
+elif command -v sudo >/dev/null 2>&1; then
   SUDO=sudo
 else
-  SUDO=
+  echo "install-deps: run this as root (a minimal Debian has no sudo)" >&2
+  exit 1
 fi
 
 missing=""

@@ -9,8 +9,7 @@ cd "$(dirname "$0")/.."
 ./deploy/install-deps.sh
 jobs=$(nproc)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALWS_WERROR=ON >/dev/null
-cmake --build build -j"$jobs"
+./deploy/build.sh
 ctest --test-dir build --output-on-failure -j"$jobs" -L 'unit|fuzz-replay'
 ctest --test-dir build --output-on-failure -L integration
 
