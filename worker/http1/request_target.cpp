@@ -1,5 +1,7 @@
 #include "worker/http1/request_target.h"
 
+#include <array>
+
 #include "worker/http/header_field.h"
 
 namespace scalws::worker::http1 {

@@ -46,6 +46,18 @@ TEST(HeadScannerTest, VerdictsDoNotDependOnChunking) {
       {"obs-fold tab", "GET / HTTP/1.1\r\nX: a\r\n\tb\r\n\r\n", Verdict::kObsFold},
       {"whitespace before first header", "GET / HTTP/1.1\r\n Host: a\r\n\r\n", Verdict::kObsFold},
       {"obs-text allowed", "GET / HTTP/1.1\r\nX: caf\xc3\xa9\r\n\r\n", Verdict::kHeadComplete},
+      // Long lines take the 16-bytes-at-a-time path; the bad byte sits past a block.
+      {"long line with tab", "GET /" + std::string(40, 'a') + "\tb HTTP/1.1\r\n\r\n",
+       Verdict::kHeadComplete},
+      {"long value with control char",
+       "GET / HTTP/1.1\r\nX: " + std::string(37, 'v') + "\x1f" + "w\r\n\r\n",
+       Verdict::kControlChar},
+      {"long value with DEL", "GET / HTTP/1.1\r\nX: " + std::string(33, 'v') + "\x7f\r\n\r\n",
+       Verdict::kControlChar},
+      {"long value with bare CR", "GET / HTTP/1.1\r\nX: " + std::string(50, 'v') + "\rw\r\n\r\n",
+       Verdict::kBareCr},
+      {"high bytes are plain", "GET / HTTP/1.1\r\nX: " + std::string(40, '\xff') + "\r\n\r\n",
+       Verdict::kHeadComplete},
   };
   for (const Case& c : cases) {
     for (testing::Split split : testing::kAllSplits) {
