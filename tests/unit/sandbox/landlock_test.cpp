@@ -4,6 +4,10 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <cstring>
+#include <iostream>
 
 #include "sandbox/landlock_abi.h"
 #include "tests/unit/sandbox/forked_child.h"
@@ -158,10 +162,27 @@ class LandlockKernelTest : public ::testing::Test {
   SandboxPolicy policy_;
 };
 
-TEST_F(LandlockKernelTest, ProbeFindsTheKernelAbi) {
-  // The kernels ScalWS targets speak ABI 7 (Linux 6.15+); this machine's is recorded here.
-  RecordProperty("landlock_abi", abi_);
-  EXPECT_GE(abi_, 6);
+// The probed ABI is the one the kernel speaks: it accepts a ruleset with every right that
+// ABI knows, and refuses the next right up.
+TEST(LandlockProbeTest, ProbedAbiMatchesWhatTheKernelAccepts) {
+  int version = probeLandlockAbi();
+  if (version < 1) GTEST_SKIP() << "no Landlock in this kernel";
+  std::cout << "Landlock ABI of this kernel: " << version << "\n";
+  RecordProperty("landlock_abi", version);
+  abi::RulesetAttr attr;
+  attr.handled_access_fs = landlockFsRightsForAbi(version);
+  if (version >= 4) attr.handled_access_net = abi::kNetBindTcp | abi::kNetConnectTcp;
+  if (version >= 6) attr.scoped = abi::kScopeAbstractUnixSocket | abi::kScopeSignal;
+  long fd = syscall(SYS_landlock_create_ruleset, &attr, abi::rulesetAttrSize(version), 0U);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  close(static_cast<int>(fd));
+  if (version <= 7) {  // ABI 1-7 define filesystem rights up to IOCTL_DEV at most
+    uint64_t highest = landlockFsRightsForAbi(version);
+    attr.handled_access_fs = highest | ((highest + 1) & ~highest);  // the next bit up
+    fd = syscall(SYS_landlock_create_ruleset, &attr, abi::rulesetAttrSize(version), 0U);
+    EXPECT_LT(fd, 0);
+    EXPECT_EQ(errno, EINVAL);
+  }
 }
 
 TEST_F(LandlockKernelTest, FilesystemRules) {

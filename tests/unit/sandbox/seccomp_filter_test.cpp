@@ -44,13 +44,27 @@ TEST(SeccompFilterTest, FilterTextListsAllowedSyscallsOnly) {
   EXPECT_EQ(text->find("\"fork\""), std::string::npos);
 }
 
+// The PFC block of one syscall: from its "# filter for syscall" line to the next comment.
+std::string pfcBlock(const std::string& text, const std::string& syscall) {
+  size_t start = text.find("# filter for syscall \"" + syscall + "\"");
+  if (start == std::string::npos) return "";
+  size_t end = text.find("  #", start + 1);
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
 TEST(SeccompFilterTest, UnixSocketsOnlyWhenThePolicyNeedsThem) {
   SandboxPolicy policy;
   auto without = seccompFilterText(policy);
   policy.unixConnect = true;
   auto with = seccompFilterText(policy);
   ASSERT_TRUE(without.ok() && with.ok());
-  EXPECT_GT(with->size(), without->size());
+  const std::string unixFamily = "$a0.lo32 & 0xffffffff == " + std::to_string(AF_UNIX) + ")";
+  const std::string inetFamily = "$a0.lo32 & 0xffffffff == " + std::to_string(AF_INET) + ")";
+  std::string socketWithout = pfcBlock(*without, "socket");
+  std::string socketWith = pfcBlock(*with, "socket");
+  EXPECT_NE(socketWithout.find(inetFamily), std::string::npos) << socketWithout;
+  EXPECT_EQ(socketWithout.find(unixFamily), std::string::npos) << socketWithout;
+  EXPECT_NE(socketWith.find(unixFamily), std::string::npos) << socketWith;
 }
 
 TEST(SeccompFilterTest, ThreadsWorkButProcessesDoNot) {
