@@ -1,0 +1,213 @@
+#include "sandbox/seccomp_allow_list.h"
+
+#include <linux/sched.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+
+namespace scalws::sandbox {
+namespace {
+
+using Op = ArgCheck::Op;
+
+// int arguments: only the low 32 bits are defined in the register, so compare those.
+constexpr ArgCheck eq32(uint8_t arg, uint64_t value) {
+  return {Op::kMaskedEq, arg, 0xffffffffULL, value};
+}
+constexpr ArgCheck eq64(uint8_t arg, uint64_t value) {
+  return {Op::kMaskedEq, arg, ~0ULL, value};
+}
+constexpr ArgCheck masked(uint8_t arg, uint64_t mask, uint64_t value) {
+  return {Op::kMaskedEq, arg, mask, value};
+}
+constexpr ArgCheck selfPid(uint8_t arg) {
+  return {Op::kEqSelfPid, arg, 0xffffffffULL, 0};
+}
+
+constexpr SyscallAllowance allow(const char* name, const char* why) {
+  return {name, {}, {}, false, why};
+}
+constexpr SyscallAllowance allowIf(const char* name, ArgCheck a, const char* why) {
+  return {name, a, {}, false, why};
+}
+constexpr SyscallAllowance allowIf(const char* name, ArgCheck a, ArgCheck b, const char* why) {
+  return {name, a, b, false, why};
+}
+constexpr SyscallAllowance withUnixConnect(SyscallAllowance entry) {
+  entry.onlyWithUnixConnect = true;
+  return entry;
+}
+
+// A thread, not a process: CLONE_THREAD set and no namespace flag. glibc's pthread_create
+// passes CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|... ; fork() passes
+// SIGCHLD without CLONE_THREAD and so fails EPERM.
+constexpr uint64_t kCloneNamespaces = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |
+                                      CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
+constexpr ArgCheck kThreadFlags = masked(0, CLONE_THREAD | kCloneNamespaces, CLONE_THREAD);
+// socket(2)'s type carries SOCK_NONBLOCK/SOCK_CLOEXEC above the low 4 bits.
+constexpr ArgCheck kStreamType = masked(1, 0xf, SOCK_STREAM);
+
+// clang-format off
+constexpr std::array kAllowList = {
+    // --- I/O on descriptors the worker holds ---
+    allow("read", "sockets, pipes, eventfds, files"),
+    allow("write", "sockets, pipes, the log"),
+    allow("readv", "scatter reads"),
+    allow("writev", "a response leaves in one writev"),
+    allow("pread64", "static files at an offset, /proc/self/status read-back"),
+    allow("pwrite64", "cache files"),
+    allow("preadv", "static files at an offset"),
+    allow("preadv2", "static files at an offset"),
+    allow("pwritev", "cache files"),
+    allow("pwritev2", "cache files"),
+    allow("sendfile", "large static files"),
+    allow("fadvise64", "read-ahead hints for sendfile"),
+    allow("lseek", "file offsets"),
+    allow("close", "every descriptor"),
+    allow("dup", "libuv and OpenSSL duplicate descriptors"),
+    allow("dup3", "libuv and OpenSSL duplicate descriptors"),
+    allow("fcntl", "O_NONBLOCK, FD_CLOEXEC, file status"),
+    allowIf("ioctl", eq32(1, FIONREAD), "libuv: bytes pending on a socket"),
+    allowIf("ioctl", eq32(1, FIONBIO), "libuv: non-blocking mode"),
+    allowIf("ioctl", eq32(1, FIOCLEX), "libuv: close-on-exec"),
+    allowIf("ioctl", eq32(1, FIONCLEX), "libuv: close-on-exec"),
+    allow("pipe2", "libuv async wake-ups and signal pipe"),
+    allow("eventfd2", "libuv async wake-ups"),
+
+    // --- event loop and timers ---
+    allow("epoll_create1", "a loop created after start"),
+    allow("epoll_ctl", "watch and unwatch descriptors"),
+    allow("epoll_wait", "the loop"),
+    allow("epoll_pwait", "the loop"),
+    allow("epoll_pwait2", "the loop"),
+    allow("poll", "libuv checks a single descriptor"),
+    allow("ppoll", "libuv checks a single descriptor"),
+    allow("timerfd_create", "timers"),
+    allow("timerfd_settime", "timers"),
+    allow("timerfd_gettime", "timers"),
+    allow("clock_gettime", "time when the vDSO is not used"),
+    allow("clock_getres", "time resolution"),
+    allow("gettimeofday", "time when the vDSO is not used"),
+    allow("nanosleep", "back-off sleeps"),
+    allow("clock_nanosleep", "back-off sleeps"),
+
+    // --- sockets (Landlock limits TCP connect to the configured ports) ---
+    allowIf("socket", eq32(0, AF_INET), kStreamType, "TCP to upstreams and PHP-FPM"),
+    allowIf("socket", eq32(0, AF_INET6), kStreamType, "TCP to upstreams and PHP-FPM"),
+    withUnixConnect(allowIf("socket", eq32(0, AF_UNIX), kStreamType,
+                            "PHP-FPM or an upstream on a unix socket")),
+    allow("socketpair", "in-process channels between loops"),
+    allow("connect", "upstreams, PHP-FPM"),
+    allow("accept4", "clients on the inherited listeners"),
+    allow("shutdown", "half-close"),
+    allow("getsockopt", "SO_ERROR after a non-blocking connect"),
+    allow("setsockopt", "TCP_NODELAY, keep-alive, buffer sizes"),
+    allow("getsockname", "local address for logs and X-Forwarded headers"),
+    allow("getpeername", "client address"),
+    allow("sendto", "send on connected sockets"),
+    allow("recvfrom", "receive on connected sockets"),
+    allow("sendmsg", "IPC frames with SCM_RIGHTS"),
+    allow("recvmsg", "IPC frames with SCM_RIGHTS"),
+    allow("sendmmsg", "batched sends"),
+    allow("recvmmsg", "batched receives"),
+
+    // --- files (Landlock decides which paths) ---
+    allow("openat", "static files beneath the docroot dirfds, cache files"),
+    allow("openat2", "RESOLVE_BENEATH opens of static files"),
+    allow("fstat", "open-file cache identity"),
+    allow("newfstatat", "stat of a path or an fd"),
+    allow("statx", "open-file cache check mode"),
+    allow("getdents64", "directory listings"),
+    allow("readlink", "glibc and OpenSSL path lookups"),
+    allow("readlinkat", "glibc and OpenSSL path lookups"),
+    allow("ftruncate", "cache files"),
+    allow("fsync", "cache files"),
+    allow("fdatasync", "cache files"),
+    allow("mkdirat", "cache directories"),
+    allow("mkdir", "cache directories (legacy call)"),
+    allow("unlinkat", "cache eviction, temp files"),
+    allow("unlink", "cache eviction (legacy call)"),
+    allow("rmdir", "cache eviction (legacy call)"),
+    allow("renameat", "cache files published atomically"),
+    allow("renameat2", "cache files published atomically"),
+    allow("rename", "cache files published atomically (legacy call)"),
+
+    // --- memory ---
+    allow("brk", "malloc"),
+    allow("mmap", "malloc, thread stacks, file maps"),
+    allow("munmap", "malloc, thread stacks"),
+    allow("mremap", "realloc of large blocks"),
+    allow("mprotect", "thread stack guard pages"),
+    allow("madvise", "malloc returns memory, thread exit"),
+
+    // --- signals ---
+    allow("rt_sigaction", "signal handlers"),
+    allow("rt_sigprocmask", "signal masks, thread creation"),
+    allow("rt_sigreturn", "return from a handler"),
+    allow("sigaltstack", "crash handler stack"),
+    allowIf("tgkill", selfPid(0), "raise()/abort() on our own threads only"),
+
+    // --- threads ("single" mode loops) and process ---
+    allowIf("clone", kThreadFlags, "pthread_create: threads only, never a process"),
+    allow("futex", "mutexes, condition variables, thread join"),
+    allow("set_robust_list", "every new thread"),
+    allow("rseq", "every new thread (glibc registers restartable sequences)"),
+    allow("sched_yield", "spin back-off"),
+    allow("sched_getaffinity", "CPU count"),
+    allow("getcpu", "sched_getcpu"),
+    allow("restart_syscall", "interrupted sleeps"),
+    allow("exit", "thread exit"),
+    allow("exit_group", "process exit"),
+    allowIf("prctl", eq32(0, PR_SET_NAME), "thread names"),
+    allowIf("prctl", eq32(0, PR_GET_NAME), "thread names"),
+    allowIf("prlimit64", eq32(0, 0), eq64(2, 0), "getrlimit: read our own limits, never set"),
+    allow("getrusage", "CPU time for metrics"),
+
+    // --- identity and system facts (read-only) ---
+    allow("getpid", "logs"),
+    allow("gettid", "logs"),
+    allow("getppid", "parent-death checks"),
+    allow("getuid", "libc"),
+    allow("geteuid", "libc, OpenSSL"),
+    allow("getgid", "libc"),
+    allow("getegid", "libc, OpenSSL"),
+    allow("getresuid", "sandbox self-check"),
+    allow("getresgid", "sandbox self-check"),
+    allow("getgroups", "sandbox self-check"),
+    allow("uname", "libc, OpenSSL"),
+    allow("getrandom", "OpenSSL, hash seeds"),
+};
+
+constexpr std::array kErrnoList = {
+    // clone3 passes its flags in a struct in memory, which a seccomp filter cannot read, so
+    // it cannot be limited to threads. glibc (2.34+) tries clone3 first and falls back to
+    // clone on ENOSYS; clone's flags are a register we check (kThreadFlags).
+    SyscallErrno{"clone3", ENOSYS, "makes glibc fall back to clone, whose flags are checked"},
+};
+
+constexpr std::array kNeverAllowed = {
+    "execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "bpf", "keyctl", "add_key",
+    "request_key", "perf_event_open", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "bind", "listen", "kill", "tkill", "setuid", "setgid", "setgroups", "setresuid",
+    "setresgid", "init_module", "finit_module", "kexec_load", "userfaultfd", "memfd_create",
+    "personality", "seccomp", "landlock_create_ruleset", "landlock_restrict_self",
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const SyscallAllowance> seccompAllowList() {
+  return kAllowList;
+}
+std::span<const SyscallErrno> seccompErrnoList() {
+  return kErrnoList;
+}
+std::span<const char* const> seccompNeverAllowed() {
+  return kNeverAllowed;
+}
+
+}  // namespace scalws::sandbox

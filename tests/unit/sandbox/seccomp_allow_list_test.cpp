@@ -1,0 +1,90 @@
+#include "sandbox/seccomp_allow_list.h"
+
+#include <gtest/gtest.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+
+#include <cerrno>
+#include <map>
+#include <string>
+
+namespace scalws::sandbox {
+namespace {
+
+TEST(SeccompAllowListTest, EveryNameIsASyscallLibseccompKnows) {
+  for (const SyscallAllowance& entry : seccompAllowList()) {
+    EXPECT_NE(seccomp_syscall_resolve_name(entry.name), __NR_SCMP_ERROR) << entry.name;
+  }
+  for (const SyscallErrno& entry : seccompErrnoList()) {
+    EXPECT_NE(seccomp_syscall_resolve_name(entry.name), __NR_SCMP_ERROR) << entry.name;
+  }
+}
+
+TEST(SeccompAllowListTest, EveryEntrySaysWhy) {
+  for (const SyscallAllowance& entry : seccompAllowList()) {
+    ASSERT_NE(entry.why, nullptr) << entry.name;
+    EXPECT_GT(std::string(entry.why).size(), 3u) << entry.name;
+  }
+}
+
+TEST(SeccompAllowListTest, NothingForbiddenIsAllowed) {
+  for (const char* forbidden : seccompNeverAllowed()) {
+    for (const SyscallAllowance& entry : seccompAllowList()) {
+      EXPECT_NE(std::string(entry.name), forbidden) << forbidden << " is in the allow-list";
+    }
+  }
+  // The forbidden list itself names the minimum.
+  std::vector<std::string> never(seccompNeverAllowed().begin(), seccompNeverAllowed().end());
+  for (const char* required :
+       {"execve", "execveat", "fork", "vfork", "ptrace", "mount", "bpf", "keyctl",
+        "perf_event_open", "io_uring_setup", "io_uring_enter", "io_uring_register"}) {
+    EXPECT_NE(std::find(never.begin(), never.end(), required), never.end()) << required;
+  }
+}
+
+// An unconditional entry would silently void the argument checks of the same syscall.
+TEST(SeccompAllowListTest, ASyscallIsEitherAlwaysAllowedOrAlwaysChecked) {
+  std::map<std::string, std::pair<int, int>> counts;  // name -> {unchecked, checked}
+  for (const SyscallAllowance& entry : seccompAllowList()) {
+    auto& c = counts[entry.name];
+    if (entry.first.op == ArgCheck::Op::kNone && entry.second.op == ArgCheck::Op::kNone) {
+      ++c.first;
+    } else {
+      ++c.second;
+    }
+  }
+  for (const auto& [name, c] : counts) {
+    EXPECT_FALSE(c.first > 0 && c.second > 0) << name << " mixes checked and unchecked entries";
+    EXPECT_LE(c.first, 1) << name << " is listed twice";
+  }
+}
+
+TEST(SeccompAllowListTest, ArgumentChecksWhereTheyMatter) {
+  std::map<std::string, int> checked;
+  for (const SyscallAllowance& entry : seccompAllowList()) {
+    if (entry.first.op != ArgCheck::Op::kNone) ++checked[entry.name];
+    if (std::string(entry.name) == "clone") {
+      EXPECT_EQ(entry.first.op, ArgCheck::Op::kMaskedEq);
+      EXPECT_TRUE(entry.first.mask & CLONE_THREAD);
+      EXPECT_EQ(entry.first.value, static_cast<uint64_t>(CLONE_THREAD));
+      EXPECT_TRUE(entry.first.mask & CLONE_NEWUSER);
+    }
+  }
+  for (const char* name : {"socket", "clone", "ioctl", "prctl", "tgkill", "prlimit64"}) {
+    EXPECT_GT(checked[name], 0) << name << " should be allowed only with argument checks";
+  }
+}
+
+TEST(SeccompAllowListTest, Clone3FailsWithEnosysSoGlibcFallsBackToClone) {
+  bool found = false;
+  for (const SyscallErrno& entry : seccompErrnoList()) {
+    if (std::string(entry.name) == "clone3") {
+      found = true;
+      EXPECT_EQ(entry.error, ENOSYS);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace scalws::sandbox

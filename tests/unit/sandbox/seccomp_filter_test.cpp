@@ -1,0 +1,219 @@
+#include "sandbox/seccomp_filter.h"
+
+#include <gtest/gtest.h>
+#include <linux/io_uring.h>
+#include <linux/netlink.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include <set>
+#include <string>
+#include <thread>
+
+#include "sandbox/seccomp_allow_list.h"
+#include "tests/unit/sandbox/forked_child.h"
+#include "tests/unit/sandbox/sandbox_fixtures.h"
+
+namespace scalws::sandbox {
+namespace {
+
+using testing::ChildProbe;
+using testing::ForkedChild;
+
+// 0 when socket() succeeded (and closes it), errno otherwise.
+int trySocket(int family, int type, int protocol = 0) {
+  int fd = socket(family, type | SOCK_CLOEXEC, protocol);
+  if (fd < 0) return errno;
+  close(fd);
+  return 0;
+}
+
+TEST(SeccompFilterTest, FilterTextListsAllowedSyscallsOnly) {
+  SandboxPolicy policy;
+  auto text = seccompFilterText(policy);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_NE(text->find("\"writev\""), std::string::npos) << *text;
+  EXPECT_NE(text->find("\"socket\""), std::string::npos);
+  EXPECT_EQ(text->find("\"execve\""), std::string::npos);
+  EXPECT_EQ(text->find("\"fork\""), std::string::npos);
+}
+
+// The PFC block of one syscall: from its "# filter for syscall" line to the next comment.
+std::string pfcBlock(const std::string& text, const std::string& syscall) {
+  size_t start = text.find("# filter for syscall \"" + syscall + "\"");
+  if (start == std::string::npos) return "";
+  size_t end = text.find("  #", start + 1);
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+TEST(SeccompFilterTest, UnixSocketsOnlyWhenThePolicyNeedsThem) {
+  SandboxPolicy policy;
+  auto without = seccompFilterText(policy);
+  policy.unixConnect = true;
+  auto with = seccompFilterText(policy);
+  ASSERT_TRUE(without.ok() && with.ok());
+  const std::string unixFamily = "$a0.lo32 & 0xffffffff == " + std::to_string(AF_UNIX) + ")";
+  const std::string inetFamily = "$a0.lo32 & 0xffffffff == " + std::to_string(AF_INET) + ")";
+  std::string socketWithout = pfcBlock(*without, "socket");
+  std::string socketWith = pfcBlock(*with, "socket");
+  EXPECT_NE(socketWithout.find(inetFamily), std::string::npos) << socketWithout;
+  EXPECT_EQ(socketWithout.find(unixFamily), std::string::npos) << socketWithout;
+  EXPECT_NE(socketWith.find(unixFamily), std::string::npos) << socketWith;
+}
+
+TEST(SeccompFilterTest, ThreadsWorkButProcessesDoNot) {
+  SandboxPolicy policy;
+  ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+    SandboxReport report;
+    common::Status st = applySeccomp(policy, report);
+    if (!st.ok()) probe.fail(st.message());
+    probe.record("enforced", report.seccomp.enforced);
+    probe.record("allowed", static_cast<long>(report.seccomp.allowedSyscalls));
+    // pthread_create: clone3 is refused with ENOSYS, glibc falls back to clone.
+    int fromThread = 0;
+    std::thread t([&] { fromThread = 42; });
+    t.join();
+    probe.record("thread", fromThread);
+    probe.recordErrno("clone3", syscall(SYS_clone3, nullptr, 0));
+    probe.record("fork", testing::tryFork());
+    probe.record("execve", testing::tryExec("/bin/true"));
+    probe.recordErrno("ptrace", ptrace(PTRACE_TRACEME, 0, nullptr, nullptr));
+  });
+  int status = child.finish();
+  ASSERT_EQ(child.error(), "");
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(child.value("enforced"), 1);
+  std::set<std::string> expected;  // distinct syscalls of this architecture in the table
+  for (const SyscallAllowance& entry : seccompAllowList()) {
+    if (!entry.onlyWithUnixConnect && seccomp_syscall_resolve_name(entry.name) >= 0) {
+      expected.insert(entry.name);
+    }
+  }
+  EXPECT_EQ(child.value("allowed"), static_cast<long>(expected.size()));
+  EXPECT_EQ(child.value("thread"), 42);
+  EXPECT_CHILD_ERRNO(child, "clone3", ENOSYS);
+  EXPECT_CHILD_ERRNO(child, "fork", EPERM);
+  EXPECT_CHILD_ERRNO(child, "execve", EPERM);
+  EXPECT_CHILD_ERRNO(child, "ptrace", EPERM);
+}
+
+TEST(SeccompFilterTest, SocketFamiliesAndTypes) {
+  // Without the filter these succeed as root: the test can fail.
+  ASSERT_EQ(trySocket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE), 0);
+  ASSERT_EQ(trySocket(AF_INET, SOCK_DGRAM), 0);
+  for (bool unixConnect : {false, true}) {
+    SandboxPolicy policy;
+    policy.unixConnect = unixConnect;
+    ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+      SandboxReport report;
+      common::Status st = applySeccomp(policy, report);
+      if (!st.ok()) probe.fail(st.message());
+      probe.record("inet_stream", trySocket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK));
+      probe.record("inet6_stream", trySocket(AF_INET6, SOCK_STREAM));
+      probe.record("inet_dgram", trySocket(AF_INET, SOCK_DGRAM));
+      probe.record("inet_raw", trySocket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+      probe.record("netlink", trySocket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE));
+      probe.record("packet", trySocket(AF_PACKET, SOCK_RAW));
+      probe.record("unix_stream", trySocket(AF_UNIX, SOCK_STREAM));
+      probe.record("unix_dgram", trySocket(AF_UNIX, SOCK_DGRAM));
+      int pair[2];
+      probe.recordErrno("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, pair));
+    });
+    int status = child.finish();
+    ASSERT_EQ(child.error(), "");
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    SCOPED_TRACE(unixConnect ? "unixConnect" : "no unixConnect");
+    EXPECT_CHILD_ERRNO(child, "inet_stream", 0);
+    EXPECT_CHILD_ERRNO(child, "inet6_stream", 0);
+    EXPECT_CHILD_ERRNO(child, "inet_dgram", EPERM);
+    EXPECT_CHILD_ERRNO(child, "inet_raw", EPERM);
+    EXPECT_CHILD_ERRNO(child, "netlink", EPERM);
+    EXPECT_CHILD_ERRNO(child, "packet", EPERM);
+    EXPECT_CHILD_ERRNO(child, "unix_stream", unixConnect ? 0 : EPERM);
+    EXPECT_CHILD_ERRNO(child, "unix_dgram", EPERM);
+    EXPECT_CHILD_ERRNO(child, "socketpair", 0);
+  }
+}
+
+TEST(SeccompFilterTest, ArgumentChecksAndForbiddenCalls) {
+  pid_t parent = getpid();
+  SandboxPolicy policy;
+  ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+    int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    SandboxReport report;
+    common::Status st = applySeccomp(policy, report);
+    if (!st.ok()) probe.fail(st.message());
+    int pending = 0;
+    probe.recordErrno("ioctl_fionread", ioctl(sock, FIONREAD, &pending));
+    winsize ws;
+    probe.recordErrno("ioctl_tiocgwinsz", ioctl(sock, TIOCGWINSZ, &ws));
+    probe.recordErrno("prctl_set_name", prctl(PR_SET_NAME, "probe", 0, 0, 0));
+    probe.recordErrno("prctl_dumpable", prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
+    probe.recordErrno("tgkill_self", syscall(SYS_tgkill, getpid(), gettid(), 0));
+    probe.recordErrno("tgkill_parent", syscall(SYS_tgkill, parent, parent, 0));
+    probe.recordErrno("kill_parent", kill(parent, 0));
+    rlimit lim;
+    probe.recordErrno("getrlimit", getrlimit(RLIMIT_NOFILE, &lim));
+    probe.recordErrno("setrlimit", setrlimit(RLIMIT_NOFILE, &lim));
+    probe.record("bind", testing::bindLoopback(0));
+    probe.recordErrno("listen", listen(sock, 1));
+    probe.recordErrno("setuid", syscall(SYS_setuid, 0));
+    probe.recordErrno("mount", mount("none", "/nonexistent", "tmpfs", 0, nullptr));
+    io_uring_params params{};
+    probe.recordErrno("io_uring_setup", syscall(SYS_io_uring_setup, 4, &params));
+    probe.recordErrno("bpf", syscall(SYS_bpf, 0, nullptr, 0));
+    probe.recordErrno("memfd_create", syscall(SYS_memfd_create, "x", 0));
+    probe.record("open_file", testing::tryOpen("/etc/hostname", O_RDONLY));
+    char random[8];
+    probe.recordErrno("getrandom", syscall(SYS_getrandom, random, sizeof(random), 0));
+  });
+  int status = child.finish();
+  ASSERT_EQ(child.error(), "");
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_CHILD_ERRNO(child, "ioctl_fionread", 0);
+  EXPECT_CHILD_ERRNO(child, "ioctl_tiocgwinsz", EPERM);  // ENOTTY without the filter
+  EXPECT_CHILD_ERRNO(child, "prctl_set_name", 0);
+  EXPECT_CHILD_ERRNO(child, "prctl_dumpable", EPERM);
+  EXPECT_CHILD_ERRNO(child, "tgkill_self", 0);
+  EXPECT_CHILD_ERRNO(child, "tgkill_parent", EPERM);
+  EXPECT_CHILD_ERRNO(child, "kill_parent", EPERM);
+  EXPECT_CHILD_ERRNO(child, "getrlimit", 0);
+  EXPECT_CHILD_ERRNO(child, "setrlimit", EPERM);
+  EXPECT_CHILD_ERRNO(child, "bind", EPERM);
+  EXPECT_CHILD_ERRNO(child, "listen", EPERM);
+  EXPECT_CHILD_ERRNO(child, "setuid", EPERM);
+  EXPECT_CHILD_ERRNO(child, "mount", EPERM);
+  EXPECT_CHILD_ERRNO(child, "io_uring_setup", EPERM);
+  EXPECT_CHILD_ERRNO(child, "bpf", EPERM);
+  EXPECT_CHILD_ERRNO(child, "memfd_create", EPERM);
+  EXPECT_CHILD_ERRNO(child, "open_file", 0);
+  EXPECT_CHILD_ERRNO(child, "getrandom", 0);
+}
+
+TEST(SeccompFilterTest, KillActionKillsTheProcessWithSigsys) {
+  SandboxPolicy policy;
+  policy.seccompAction = SeccompAction::kKill;
+  ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+    SandboxReport report;
+    common::Status st = applySeccomp(policy, report);
+    if (!st.ok()) probe.fail(st.message());
+    probe.record("before", 1);
+    socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    probe.record("after", 1);
+  });
+  int status = child.finish();
+  ASSERT_EQ(child.error(), "");
+  EXPECT_EQ(child.value("before"), 1);
+  EXPECT_EQ(child.value("after"), std::nullopt);
+  ASSERT_TRUE(WIFSIGNALED(status)) << status;
+  EXPECT_EQ(WTERMSIG(status), SIGSYS);
+}
+
+}  // namespace
+}  // namespace scalws::sandbox
