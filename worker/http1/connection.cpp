@@ -22,9 +22,9 @@ constexpr size_t kLingerMaxBytes = 1 << 20;
 
 }  // namespace
 
-Connection::Connection(WorkerLoop& loop, int fd, const PeerInfo& peer)
+Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
     : loop_(loop),
-      transport_(fd),
+      transport_(std::move(transport)),
       peer_(peer),
       snapshot_(loop.snapshot()),
       codec_(snapshot_->codecLimits(), *this, request_),
@@ -41,7 +41,7 @@ Connection::~Connection() {
 }
 
 bool Connection::start() {
-  if (uv_poll_init(loop_.uv(), &poll_, transport_.fd()) != 0) return false;
+  if (uv_poll_init(loop_.uv(), &poll_, transport_->fd()) != 0) return false;
   // The first request's head must arrive within header_timeout of the accept.
   state_ = State::kIdle;
   armTimer(Timer::kHeader);
@@ -194,7 +194,7 @@ void Connection::releaseReadBuffer() {
 void Connection::onReadable() {
   if (state_ == State::kLingering) {
     char sink[4096];
-    ssize_t n = transport_.read(sink, sizeof(sink));
+    ssize_t n = transport_->read(sink, sizeof(sink));
     if (n == 0 || (n < 0 && errno != EAGAIN) || (n > 0 && (read_len_ += n) > kLingerMaxBytes)) {
       close();
     }
@@ -206,7 +206,7 @@ void Connection::onReadable() {
     flushOutput();
     return;
   }
-  ssize_t n = transport_.read(read_buf_.get() + read_len_, read_cap_ - read_len_);
+  ssize_t n = transport_->read(read_buf_.get() + read_len_, read_cap_ - read_len_);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return;
     close();
@@ -457,7 +457,7 @@ void Connection::finishRequest() {
 void Connection::flushOutput() {
   if (state_ == State::kClosed) return;
   if (!out_.empty()) {
-    OutputQueue::FlushResult r = out_.flush(transport_);
+    OutputQueue::FlushResult r = out_.flush(*transport_);
     if (r == OutputQueue::FlushResult::kError) {
       close();
       return;
@@ -497,7 +497,7 @@ void Connection::afterIdle() {
 void Connection::startLingering() {
   // Close politely: stop sending, then read and drop what the client still sends for a
   // moment, so our final response is not destroyed by a reset (nginx's lingering close).
-  ::shutdown(transport_.fd(), SHUT_WR);
+  ::shutdown(transport_->fd(), SHUT_WR);
   releaseReadBuffer();
   read_len_ = 0;  // counts drained bytes from now on
   armTimer(Timer::kLinger);
@@ -532,7 +532,7 @@ void Connection::close() {
 
 void Connection::onPollClosed(uv_handle_t* handle) {
   auto* c = static_cast<Connection*>(handle->data);
-  ::close(c->transport_.fd());
+  ::close(c->transport_->fd());
   c->loop_.onConnectionClosed(c);
   delete c;
 }

@@ -19,6 +19,7 @@
 #include "worker/http/response_writer.h"
 #include "worker/http1/request_codec.h"
 #include "worker/loop/timeout_queue.h"
+#include "worker/net/client_connection.h"
 #include "worker/net/output_queue.h"
 #include "worker/net/transport.h"
 
@@ -29,25 +30,21 @@ class ConfigSnapshot;
 
 namespace scalws::worker::http1 {
 
-class Connection final : private RequestCodecCallbacks,
+class Connection final : public ClientConnection,
+                         private RequestCodecCallbacks,
                          public ResponseWriter,
                          private TimeoutEntry {
  public:
-  Connection(WorkerLoop& loop, int fd, const PeerInfo& peer);
+  // Takes the transport (and with it the socket) of an accepted connection.
+  Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer);
   ~Connection() override;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   // False when the socket cannot be watched; the caller closes the fd and frees this.
   bool start();
-  // Graceful stop: close now when idle, else after the response in progress.
-  void beginShutdown();
-  // Immediate close (shutdown deadline passed).
-  void forceClose();
-
-  // Intrusive list of the loop's connections.
-  Connection* next_in_loop = nullptr;
-  Connection* prev_in_loop = nullptr;
+  void beginShutdown() override;
+  void forceClose() override;
 
   // ResponseWriter
   void sendHead(const ResponseHead& head) noexcept override;
@@ -97,7 +94,7 @@ class Connection final : private RequestCodecCallbacks,
   void adoptCurrentSnapshot();
 
   WorkerLoop& loop_;
-  PlainTransport transport_;
+  std::unique_ptr<Transport> transport_;
   PeerInfo peer_;
   uv_poll_t poll_{};
   int poll_events_ = 0;

@@ -88,17 +88,25 @@ void WorkerLoop::acceptFrom(Listener& l) {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     peer.local_port = l.socket.port;
     peer.tls = l.socket.tls;
-    auto* c = new http1::Connection(*this, fd, peer);
-    if (!c->start()) {
-      ::close(fd);
-      delete c;
-      continue;
-    }
-    c->next_in_loop = connections_;
-    if (connections_ != nullptr) connections_->prev_in_loop = c;
-    connections_ = c;
-    ++connection_count_;
+    startConnection(fd, peer);
   }
+}
+
+void WorkerLoop::startConnection(int fd, const PeerInfo& peer) {
+  auto* c = new http1::Connection(*this, std::make_unique<PlainTransport>(fd), peer);
+  if (!c->start()) {
+    ::close(fd);
+    delete c;
+    return;
+  }
+  addConnection(c);
+}
+
+void WorkerLoop::addConnection(ClientConnection* c) {
+  c->next_in_loop = connections_;
+  if (connections_ != nullptr) connections_->prev_in_loop = c;
+  connections_ = c;
+  ++connection_count_;
 }
 
 void WorkerLoop::rejectOverloaded(int fd) {
@@ -107,7 +115,7 @@ void WorkerLoop::rejectOverloaded(int fd) {
   ::close(fd);
 }
 
-void WorkerLoop::onConnectionClosed(http1::Connection* c) {
+void WorkerLoop::onConnectionClosed(ClientConnection* c) {
   if (c->prev_in_loop != nullptr) {
     c->prev_in_loop->next_in_loop = c->next_in_loop;
   } else {
@@ -185,8 +193,8 @@ void WorkerLoop::startShutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
   for (auto& l : listeners_) uv_close(reinterpret_cast<uv_handle_t*>(&l->poll), nullptr);
-  for (http1::Connection* c = connections_; c != nullptr;) {
-    http1::Connection* next = c->next_in_loop;
+  for (ClientConnection* c = connections_; c != nullptr;) {
+    ClientConnection* next = c->next_in_loop;
     c->beginShutdown();
     c = next;
   }
@@ -201,8 +209,8 @@ void WorkerLoop::onShutdownTimer(uv_timer_t* timer) {
     LOG_WARN("shutdown timeout: closing %zu connections with requests in flight",
              self->connection_count_);
   }
-  for (http1::Connection* c = self->connections_; c != nullptr;) {
-    http1::Connection* next = c->next_in_loop;
+  for (ClientConnection* c = self->connections_; c != nullptr;) {
+    ClientConnection* next = c->next_in_loop;
     c->forceClose();
     c = next;
   }

@@ -22,9 +22,7 @@
 
 namespace scalws::worker {
 
-namespace http1 {
-class Connection;
-}
+class ClientConnection;
 
 struct ListenerSocket {
   int fd = -1;
@@ -61,7 +59,9 @@ class WorkerLoop {
   uint64_t nextRequestId() { return (++request_counter_ << 8) | index_; }
   void armTimeout(TimeoutEntry& entry, uint64_t duration_ms);
   void disarmTimeout(TimeoutEntry& entry) { timeouts_.disarm(entry); }
-  void onConnectionClosed(http1::Connection* connection);
+  // Connections register once started and unregister from their close callback.
+  void addConnection(ClientConnection* connection);
+  void onConnectionClosed(ClientConnection* connection);
   size_t connectionCount() const { return connection_count_; }
   bool shuttingDown() const { return shutting_down_; }
 
@@ -79,6 +79,8 @@ class WorkerLoop {
   static void onAsync(uv_async_t* async);
 
   void acceptFrom(Listener& listener);
+  // Chooses the protocol for a new connection and starts it.
+  void startConnection(int fd, const PeerInfo& peer);
   void rejectOverloaded(int fd);
   void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot);
   void startShutdown();
@@ -89,7 +91,7 @@ class WorkerLoop {
   uint32_t index_;
   std::shared_ptr<const ConfigSnapshot> snapshot_;
   std::vector<std::unique_ptr<Listener>> listeners_;
-  http1::Connection* connections_ = nullptr;
+  ClientConnection* connections_ = nullptr;
   size_t connection_count_ = 0;
   uint64_t request_counter_ = 0;
 
