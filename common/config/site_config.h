@@ -30,6 +30,7 @@ using Bytes = uint64_t;
 
 enum class WorkerMode { kMulti, kSingle };
 enum class SandboxMode { kOff, kOn, kRequired };
+enum class SeccompAction { kErrno, kKill };  // refused syscalls: EPERM (logged) or kill
 enum class AccessLogFormat { kCombined, kJson };
 
 struct ServerConfig {
@@ -38,6 +39,7 @@ struct ServerConfig {
   std::vector<uint32_t> cpus;  // empty: no pinning
   std::string user;            // empty: keep the current user
   SandboxMode sandbox = SandboxMode::kOn;
+  SeccompAction seccomp_action = SeccompAction::kErrno;
 
   // Timeouts.
   Milliseconds header_timeout = 10'000;     // whole request head must arrive (408)

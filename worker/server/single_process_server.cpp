@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "worker/server/listen_socket.h"
 #include "worker/server/loop_group.h"
+#include "worker/server/worker_sandbox.h"
 
 namespace scalws::worker {
 
@@ -39,6 +40,13 @@ int SingleProcessServer::run() {
   options.access_log_fd = runtime_.access_log_fd;
   options.on_reload = [this] { reload(); };
   LoopGroup group(runtime_.snapshot, std::move(options));
+  // Before any loop thread exists: Landlock and the credentials bind the calling thread
+  // and what it starts afterwards.
+  common::Result<sandbox::SandboxReport> sandboxed = enterSandbox(*runtime_.snapshot, config_path_);
+  if (!sandboxed.ok()) {
+    LOG_ERROR("sandbox: %s", sandboxed.status().message().c_str());
+    return 1;
+  }
   group_ = &group;
   LOG_INFO("serving %s with %u loops in one process", config_path_.c_str(), loops);
   int code = group.run();
