@@ -4,19 +4,7 @@
 #include <algorithm>
 #include <string>
 
-// toml++ 3.3.0 asserts preconditions that malformed input can break: "[.a]" or "[[[1]]]"
-// reach parse_key() with a character that starts no key (fixed upstream in
-// marzer/tomlplusplus#301). The code right after the assert reports a proper parse error,
-// so the asserts must neither abort (our builds keep assert) nor become optimiser
-// assumptions (with NDEBUG, toml++ turns them into __builtin_assume under clang).
-// clang-format off
-#pragma push_macro("NDEBUG")
-#undef NDEBUG
-#define TOML_ASSERT(expr) static_assert(true)
-#include <toml++/toml.h>
-#undef TOML_ASSERT
-#pragma pop_macro("NDEBUG")
-// clang-format on
+#include "common/config/tomlplusplus.h"
 
 namespace scalws::common::config {
 namespace {

@@ -81,6 +81,32 @@ TEST(TomlDocument, MalformedTableHeaderIsASyntaxErrorNotAnAbort) {
             "character or string delimiter, saw '.'");
 }
 
+// toml++ 3.3.0 reached __builtin_unreachable() classifying many non-ASCII code points as
+// whitespace (undefined behaviour; marzer/tomlplusplus#190, #295); found by fuzzing. The
+// sanitizer build turns a regression into an abort here.
+TEST(TomlDocument, NonAsciiWhereWhitespaceMayBeIsNoUndefinedBehaviour) {
+  Result<ConfigValue> continued = parseTomlDocument("s = \"\"\"\\\n\xc2\xa7\"\"\"\n", "u.toml");
+  ASSERT_TRUE(continued.ok()) << continued.status().message();
+  EXPECT_EQ(continued->find("s")->value.string, "\xc2\xa7");
+
+  Result<ConfigValue> stray = parseTomlDocument("\xcc\xaa", "u.toml");
+  ASSERT_FALSE(stray.ok());
+  EXPECT_EQ(stray.status().message().rfind("u.toml:1:1: TOML syntax error: ", 0), 0u)
+      << stray.status().message();
+
+  // Cyrillic, CJK symbols and Arabic presentation forms after a key, each a syntax error.
+  for (std::string_view text : {"[a.a\xd0\x9e]\n", "a \xe3\x80\x81= 1\n", "a\xef\xb9\xb0 = 1\n"}) {
+    Result<ConfigValue> doc = parseTomlDocument(text, "u.toml");
+    ASSERT_FALSE(doc.ok()) << text;
+    EXPECT_NE(doc.status().message().find("TOML syntax error: "), std::string::npos);
+  }
+  // What is whitespace stays recognised as such (and refused by TOML 1.0).
+  Result<ConfigValue> nbsp = parseTomlDocument("a =\xc2\xa0" "1\n", "u.toml");
+  ASSERT_FALSE(nbsp.ok());
+  EXPECT_EQ(nbsp.status().message().rfind("u.toml:1:4: TOML syntax error: ", 0), 0u)
+      << nbsp.status().message();
+}
+
 TEST(TomlDocument, DescribeType) {
   EXPECT_EQ(describeType(ConfigValue::Type::kString), "a string");
   EXPECT_EQ(describeType(ConfigValue::Type::kInteger), "an integer");
