@@ -1,9 +1,9 @@
 #include "common/status.h"
 
+#include <gtest/gtest.h>
+
 #include <cerrno>
 #include <cstring>
-
-#include <gtest/gtest.h>
 
 namespace scalws::common {
 namespace {

@@ -101,7 +101,10 @@ TEST(TomlDocument, NonAsciiWhereWhitespaceMayBeIsNoUndefinedBehaviour) {
     EXPECT_NE(doc.status().message().find("TOML syntax error: "), std::string::npos);
   }
   // What is whitespace stays recognised as such (and refused by TOML 1.0).
-  Result<ConfigValue> nbsp = parseTomlDocument("a =\xc2\xa0" "1\n", "u.toml");
+  Result<ConfigValue> nbsp = parseTomlDocument(
+      "a =\xc2\xa0"
+      "1\n",
+      "u.toml");
   ASSERT_FALSE(nbsp.ok());
   EXPECT_EQ(nbsp.status().message().rfind("u.toml:1:4: TOML syntax error: ", 0), 0u)
       << nbsp.status().message();
