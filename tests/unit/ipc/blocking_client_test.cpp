@@ -88,69 +88,63 @@ class ControllerThread {
   std::thread thread_;
 };
 
-TEST(BlockingClientTest, CallsGetTheirResultsOnOneConnection) {
-  TempDir dir;
-  ControllerThread controller(dir.file("control.sock"));
-  auto client = BlockingClient::connect(dir.file("control.sock"), 2s);
-  ASSERT_TRUE(client.ok()) << client.status().message();
-  auto status = client->call("status", {}, 5s);
+// A controller endpoint serving one connection in a thread, and a client connected to it.
+class ConnectedClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto client = BlockingClient::connect(dir_.file("control.sock"), 2s);
+    ASSERT_TRUE(client.ok()) << client.status().message();
+    client_.emplace(std::move(*client));
+  }
+
+  TempDir dir_;
+  ControllerThread controller_{dir_.file("control.sock")};
+  std::optional<BlockingClient> client_;
+};
+
+TEST_F(ConnectedClientTest, CallsGetTheirResultsOnOneConnection) {
+  auto status = client_->call("status", {}, 5s);
   ASSERT_TRUE(status.ok()) << status.status().message();
   EXPECT_EQ((*status)["op"], "status");
-  auto added = client->call("instance.add", {{"name", "web"}}, 5s);
+  auto added = client_->call("instance.add", {{"name", "web"}}, 5s);
   ASSERT_TRUE(added.ok()) << added.status().message();
   EXPECT_EQ((*added)["args"]["name"], "web");
 }
 
-TEST(BlockingClientTest, ErrorReplyIsAStatusAndTheConnectionStaysUsable) {
-  TempDir dir;
-  ControllerThread controller(dir.file("control.sock"));
-  auto client = BlockingClient::connect(dir.file("control.sock"), 2s);
-  ASSERT_TRUE(client.ok());
-  auto shown = client->call("instance.show", {{"name", "web"}}, 5s);
+TEST_F(ConnectedClientTest, ErrorReplyIsAStatusAndTheConnectionStaysUsable) {
+  auto shown = client_->call("instance.show", {{"name", "web"}}, 5s);
   ASSERT_FALSE(shown.ok());
   EXPECT_EQ(shown.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(shown.status().message(), "no instance 'web'");
-  EXPECT_TRUE(client->connected());
-  EXPECT_TRUE(client->call("status", {}, 5s).ok());
+  EXPECT_TRUE(client_->connected());
+  EXPECT_TRUE(client_->call("status", {}, 5s).ok());
 }
 
-TEST(BlockingClientTest, NoReplyInTimeIsATimeoutAndEndsTheConnection) {
-  TempDir dir;
-  ControllerThread controller(dir.file("control.sock"));
-  auto client = BlockingClient::connect(dir.file("control.sock"), 2s);
-  ASSERT_TRUE(client.ok());
+TEST_F(ConnectedClientTest, NoReplyInTimeIsATimeoutAndEndsTheConnection) {
   auto started = std::chrono::steady_clock::now();
-  auto start = client->call("instance.start", {{"name", "web"}}, 200ms);
+  auto start = client_->call("instance.start", {{"name", "web"}}, 200ms);
   auto waited = std::chrono::steady_clock::now() - started;
   ASSERT_FALSE(start.ok());
   EXPECT_EQ(start.status().code(), StatusCode::kTimeout);
   EXPECT_GE(waited, 200ms);
-  EXPECT_FALSE(client->connected());
-  EXPECT_EQ(client->call("status", {}, 1s).status().code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(client_->connected());
+  EXPECT_EQ(client_->call("status", {}, 1s).status().code(), StatusCode::kUnavailable);
 }
 
-TEST(BlockingClientTest, ControllerHangingUpIsUnavailable) {
-  TempDir dir;
-  ControllerThread controller(dir.file("control.sock"));
-  auto client = BlockingClient::connect(dir.file("control.sock"), 2s);
-  ASSERT_TRUE(client.ok());
-  auto removed = client->call("instance.remove", {{"name", "web"}}, 5s);
+TEST_F(ConnectedClientTest, ControllerHangingUpIsUnavailable) {
+  auto removed = client_->call("instance.remove", {{"name", "web"}}, 5s);
   ASSERT_FALSE(removed.ok());
   EXPECT_EQ(removed.status().code(), StatusCode::kUnavailable);
 }
 
-TEST(BlockingClientTest, OnlyScalwsctlRequestsAreSent) {
-  TempDir dir;
-  ControllerThread controller(dir.file("control.sock"));
-  auto client = BlockingClient::connect(dir.file("control.sock"), 2s);
-  ASSERT_TRUE(client.ok());
+TEST_F(ConnectedClientTest, OnlyScalwsctlRequestsAreSent) {
   for (const char* op : {"config", "metrics", "hello", "no.such"}) {
-    auto result = client->call(op, {}, 1s);
+    auto result = client_->call(op, {}, 1s);
     EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << op;
   }
-  EXPECT_EQ(client->call("status", Json::array(), 1s).status().code(),
+  EXPECT_EQ(client_->call("status", Json::array(), 1s).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_TRUE(client->call("status", {}, 5s).ok());  // nothing was sent for those
+  EXPECT_TRUE(client_->call("status", {}, 5s).ok());  // nothing was sent for those
 }
 
 TEST(BlockingClientTest, ConnectToNothingFails) {

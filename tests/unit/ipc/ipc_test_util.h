@@ -30,19 +30,15 @@ inline int countOpenFds() {
   return count - 1;  // the DIR's own fd
 }
 
-// A frame with an arbitrary payload (the length prefix is computed).
-inline std::string rawFrame(std::string_view payload) {
-  auto n = static_cast<uint32_t>(payload.size());
-  std::string out{static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
-                  static_cast<char>((n >> 16) & 0xff), static_cast<char>((n >> 24) & 0xff)};
-  out.append(payload);
-  return out;
-}
-
 // Just a length prefix, for lengths the encoder would never write.
 inline std::string lengthPrefix(uint32_t n) {
   return std::string{static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
                      static_cast<char>((n >> 16) & 0xff), static_cast<char>((n >> 24) & 0xff)};
+}
+
+// A frame with an arbitrary payload (the length prefix is computed).
+inline std::string rawFrame(std::string_view payload) {
+  return lengthPrefix(static_cast<uint32_t>(payload.size())) + std::string(payload);
 }
 
 inline std::string encoded(const Message& message) {
