@@ -4,7 +4,6 @@
 
 #include <climits>
 #include <cstdlib>
-
 #include <variant>
 
 #include "common/log.h"
@@ -23,9 +22,12 @@ constexpr const char* kDefaultUserForRoot = "nobody";
 
 sandbox::SandboxMode toSandboxMode(SandboxMode mode) {
   switch (mode) {
-    case SandboxMode::kOff: return sandbox::SandboxMode::kOff;
-    case SandboxMode::kOn: return sandbox::SandboxMode::kOn;
-    case SandboxMode::kRequired: return sandbox::SandboxMode::kRequired;
+    case SandboxMode::kOff:
+      return sandbox::SandboxMode::kOff;
+    case SandboxMode::kOn:
+      return sandbox::SandboxMode::kOn;
+    case SandboxMode::kRequired:
+      return sandbox::SandboxMode::kRequired;
   }
   return sandbox::SandboxMode::kOn;
 }
@@ -37,9 +39,8 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
   const auto& server = snapshot.server();
   sandbox::SandboxInputs in;
   in.mode = toSandboxMode(server.sandbox);
-  in.seccompAction = server.seccomp_action == SeccompAction::kKill
-                         ? sandbox::SeccompAction::kKill
-                         : sandbox::SeccompAction::kErrno;
+  in.seccompAction = server.seccomp_action == SeccompAction::kKill ? sandbox::SeccompAction::kKill
+                                                                   : sandbox::SeccompAction::kErrno;
   in.user = server.user;
   if (in.user.empty() && geteuid() == 0) in.user = kDefaultUserForRoot;
   in.allowRoot = in.user == "root";
