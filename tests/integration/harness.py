@@ -91,7 +91,21 @@ class Scalwsd:
         self.proc = subprocess.Popen([SCALWSD, "--config", self.config_path],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         wait_for_port(self.port, proc=self.proc)
-        self.baseline = self.fd_snapshot()
+        self.settle()
+
+    def settle(self, timeout=10.0):
+        """Waits until the serving processes exist and their fd counts stopped changing
+        (the parent's listener answers before its workers have built their loops), then
+        takes the fd baseline that assert_no_fd_leak() compares against."""
+        deadline = time.monotonic() + timeout
+        stable = 0
+        last = None
+        while time.monotonic() < deadline and stable < 4:
+            now = self.fd_snapshot()
+            stable = stable + 1 if now == last else 0
+            last = now
+            time.sleep(0.05)
+        self.baseline = last
 
     @property
     def pid(self):
