@@ -108,7 +108,7 @@ struct OpenFileCacheConfig {
 };
 
 struct StaticAction {
-  std::string root;
+  std::string root;  // absolute; a relative one in the file is resolved against its directory
   std::vector<std::string> index = {"index.html"};  // file names (no "/"); empty: none
   OpenFileCacheConfig open_file_cache;
   std::vector<std::string> precompressed;    // "br", "gzip", in preference order
