@@ -7,6 +7,7 @@ to anything but loopback.
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import string
@@ -167,6 +168,7 @@ class Scalwsd:
         if exc_type is None:
             assert code == 0, "scalwsd exited with %r; log:\n%s" % (code, self.read_log())
             self.check_log()
+            shutil.rmtree(self.dir, ignore_errors=True)  # kept when the test failed
         return False
 
 

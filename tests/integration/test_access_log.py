@@ -120,14 +120,15 @@ def test_pipelined_requests_log_one_line_each():
 
 
 def test_lines_are_flushed_at_exit():
-    s = Scalwsd(access_site("json", workers=2))
-    with s:
+    with Scalwsd(access_site("json", workers=2)) as s:
         for i in range(30):
             get(s.port, "/a?n=%d" % i)
-    # Stopped right after the last request: whatever was buffered went out at exit.
-    lines = log_lines(s)
-    assert len(lines) == 30, lines
-    assert sorted(json.loads(line)["uri"] for line in lines) == sorted("/a?n=%d" % i for i in range(30))
+        # Stopped right after the last request: whatever was buffered goes out at exit.
+        assert s.stop() == 0
+        lines = log_lines(s)
+        assert len(lines) == 30, lines
+        assert sorted(json.loads(line)["uri"] for line in lines) == \
+            sorted("/a?n=%d" % i for i in range(30))
 
 
 def test_two_workers_write_whole_lines():

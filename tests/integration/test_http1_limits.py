@@ -1,5 +1,6 @@
 """Every configured limit of the HTTP/1.1 engine, on the real scalwsd: its status, its
 `Connection: close` and a clean close; timeouts with short values and generous margins."""
+import select
 import time
 
 import pytest
@@ -141,19 +142,17 @@ def test_head_trickled_byte_by_byte_still_times_out(timeouts):
     # header_timeout bounds the whole head, not the gap between bytes (slowloris).
     with Client(timeouts.port, timeout=6) as c:
         start = time.monotonic()
-        data = b""
         for b in b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + b"a" * 100:
+            if select.select([c.sock], [], [], 0.1)[0] or time.monotonic() - start > 5:
+                break  # the server answered (or gave up)
             try:
                 c.send(bytes([b]))
             except (BrokenPipeError, ConnectionResetError):
                 break
-            time.sleep(0.1)
-            if time.monotonic() - start > 4:
-                break
         data, how = c.read_until_close(timeout=3)
         took = time.monotonic() - start
     check_error_close(data, how, 408)
-    assert took <= 4.5, took
+    assert took <= 3.5, took
     timeouts.assert_no_fd_leak()
 
 
@@ -208,7 +207,8 @@ def test_stalled_body_ends_the_connection(timeouts):
         took = time.monotonic() - start
     resps = split_responses(data)
     assert how == "eof"
-    assert [r.status for r in resps] in ([200], [408], [200, 408]), resps
+    # One answer: the respond route's 200 given at once, or a 408 if it waited for the body.
+    assert [r.status for r in resps] in ([200], [408]), resps
     assert 0.8 <= took <= 3.5, took
     timeouts.assert_no_fd_leak()
 

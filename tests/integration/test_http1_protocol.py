@@ -263,3 +263,25 @@ def test_curl_keep_alive_reuses_one_connection(server):
     assert out == b"resp-1\nresp-2\nresp-3\n"
     assert err.count("Connected to") == 1, err
     assert "Re-using existing connection" in err
+
+
+def test_requests_after_connection_close_are_not_answered(server):
+    with Client(server.port) as c:
+        c.send(req("/r1", extra=b"Connection: close\r\n") + req("/r2") + req("/r3"))
+        data, how = c.read_until_close()
+    resp, end = parse_one(data)
+    assert resp.body == b"resp-1\n"
+    assert data[end:] == b"" and how == "eof"
+
+
+def test_many_concurrent_connections(server):
+    clients = [Client(server.port) for _ in range(200)]
+    try:
+        for round_ in range(3):
+            for i, c in enumerate(clients):
+                c.send(req("/r%d" % ((i + round_) % PIPELINED)))
+            for i, c in enumerate(clients):
+                assert c.read_response().body == b"resp-%d\n" % ((i + round_) % PIPELINED)
+    finally:
+        for c in clients:
+            c.close()

@@ -134,6 +134,17 @@ def test_sighup_with_an_invalid_config_keeps_the_old_one(mode):
         s.assert_no_fd_leak()
 
 
+def test_sighup_can_change_the_worker_count_in_multi_mode():
+    with Scalwsd(versioned("v1", "multi")) as s:
+        wait_until(lambda: len(children_of(s.pid)) == 2)
+        s.write_config(versioned("v2", "multi").replace("workers = 2", "workers = 3"))
+        s.signal(signal.SIGHUP)
+        wait_until(lambda: served_body(s) == b"v2", timeout=5, what="v2 to serve")
+        wait_until(lambda: len(children_of(s.pid)) == 3, timeout=3, what="three workers")
+        for _ in range(20):
+            assert served_body(s) == b"v2"
+
+
 def stopped_within(s, seconds):
     """Waits for the server to exit; returns (exit code, seconds it took)."""
     start = time.monotonic()
