@@ -272,7 +272,10 @@ void Connection::process() {
     RequestCodec::DispatchResult r =
         codec_.dispatch(read_buf_.get() + parse_pos_, read_len_ - parse_pos_);
     parse_pos_ += r.consumed;
-    if (r.outcome == RequestCodec::Outcome::kNeedMore) break;
+    if (r.outcome == RequestCodec::Outcome::kNeedMore) {
+      if (response_done_ && close_after_response_) continue;  // no need to wait for a body
+      break;
+    }
     if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // request_complete_
     if (r.outcome == RequestCodec::Outcome::kStopped) {
       close_after_response_ = true;
@@ -302,6 +305,7 @@ bool Connection::onRequestHead(Request& request) {
                           requests_served_ + 1 >= server.max_requests_per_connection;
   handler_ = nullptr;
   in_flight_ = nullptr;
+  response_mark_ = out_.mark();
   armTimer(request.has_body ? Timer::kBody : Timer::kNone);
   dispatchRequest();
   return true;
@@ -329,7 +333,13 @@ void Connection::dispatchRequest() {
     return;
   }
   r.route = &snap.route(route);
-  codec_.setBodyLimit(snap.maxBody(route));
+  uint64_t max_body = snap.maxBody(route);
+  codec_.setBodyLimit(max_body);
+  if (r.has_body && !r.chunked && r.content_length > max_body) {
+    // Refused before the handler runs: it must not answer a request we will not read.
+    sendError(r, *this, 413, {}, true);
+    return;
+  }
   if (!snap.policyAllows(route, peer_)) {
     sendError(r, *this, 403);
     return;
@@ -369,8 +379,20 @@ void Connection::onCodecError(uint16_t status, const char* reason) {
     f->abort();
   }
   if (response_started_) {
-    close();
-    return;
+    // A handler answered before the codec found the request bad (a malformed chunked
+    // body, one past max_body). Not a byte of that answer left yet: replace it with the
+    // error. Otherwise a finished answer goes out and the connection ends after it; a
+    // half-sent one cannot be saved.
+    if (!out_.truncate(response_mark_)) {
+      if (response_done_) {
+        close_after_response_ = true;
+        request_complete_ = true;
+      } else {
+        close();
+      }
+      return;
+    }
+    response_started_ = response_done_ = false;
   }
   // The head may be half-parsed: answer as to a plain GET so nothing stale leaks in.
   request_.resetForReuse();

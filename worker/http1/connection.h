@@ -131,6 +131,7 @@ class Connection final : public ClientConnection,
   uint32_t requests_served_ = 0;
 
   OutputQueue out_;
+  OutputQueue::Mark response_mark_;  // where the current response starts in out_
 };
 
 }  // namespace scalws::worker::http1
