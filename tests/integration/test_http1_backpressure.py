@@ -29,8 +29,11 @@ def test_unread_pipelined_responses_pause_parsing_and_all_arrive():
     n = 5000
     with Scalwsd(CONFIG) as s:
         worker = s.workers()[0]
-        with socket.create_connection(("127.0.0.1", s.port)) as c:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as c:
+            # Before connect: shrinking the window of an established loopback connection
+            # stalls it in the kernel.
             c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            c.connect(("127.0.0.1", s.port))
             request = b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n"
             c.sendall(request * n)
             time.sleep(0.5)  # the server answers until the socket buffers fill, then waits
