@@ -37,10 +37,17 @@ int usageError(const char* message) {
   return 2;
 }
 
+// Builds everything serving would (docroots opened, handlers made) without binding:
+// a missing root or an unreadable certificate fails the check, not the start.
 int checkConfig(const std::string& path) {
   auto config = common::config::loadSiteConfigFile(path);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
+    return 1;
+  }
+  auto snapshot = ConfigSnapshot::build(std::move(config).value());
+  if (!snapshot.ok()) {
+    std::fprintf(stderr, "%s\n", snapshot.status().message().c_str());
     return 1;
   }
   std::printf("%s: ok\n", path.c_str());

@@ -131,15 +131,19 @@ OutputQueue::FlushResult OutputQueue::flush(Transport& transport) {
     } else {
       iovec iov[kMaxIov];
       int count = 0;
+      bool file_follows = false;
       for (size_t i = head_; i < segments_.size() && count < kMaxIov; ++i) {
         const Segment& s = segments_[i];
-        if (s.kind == Kind::kFile) break;
+        if (s.kind == Kind::kFile) {
+          file_follows = true;
+          break;
+        }
         const char* base = s.kind == Kind::kOwned ? storage_.get() + s.offset : s.data;
         iov[count].iov_base = const_cast<char*>(base);
         iov[count].iov_len = s.length;
         ++count;
       }
-      n = transport.writev(iov, count);
+      n = file_follows ? transport.writevMore(iov, count) : transport.writev(iov, count);
     }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return FlushResult::kBlocked;

@@ -15,6 +15,9 @@ class Transport {
   virtual ~Transport() = default;
   virtual ssize_t read(char* buf, size_t len) noexcept = 0;
   virtual ssize_t writev(const iovec* iov, int count) noexcept = 0;
+  // The same, when more bytes (a file) follow at once: lets TCP fill whole segments
+  // instead of sending the head alone (nginx's tcp_nopush).
+  virtual ssize_t writevMore(const iovec* iov, int count) noexcept { return writev(iov, count); }
   // Sends `len` bytes of `file_fd` from `offset`; advances nothing itself.
   virtual ssize_t sendFile(int file_fd, uint64_t offset, size_t len) noexcept = 0;
   // True when the transport can hand file bytes to the kernel without copying them.
@@ -27,6 +30,7 @@ class PlainTransport final : public Transport {
   explicit PlainTransport(int fd) : fd_(fd) {}
   ssize_t read(char* buf, size_t len) noexcept override;
   ssize_t writev(const iovec* iov, int count) noexcept override;
+  ssize_t writevMore(const iovec* iov, int count) noexcept override;
   ssize_t sendFile(int file_fd, uint64_t offset, size_t len) noexcept override;
   bool zeroCopyFiles() const noexcept override { return true; }
   int fd() const noexcept override { return fd_; }
