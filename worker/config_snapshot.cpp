@@ -6,6 +6,7 @@
 
 #include "worker/handlers/respond_handler.h"
 #include "worker/handlers/static/static_handler.h"
+#include "worker/handlers/status_handler.h"
 
 namespace scalws::worker {
 
@@ -17,6 +18,9 @@ namespace {
 Result<std::unique_ptr<Handler>> makeHandler(const RouteConfig& route) {
   if (const auto* respond = std::get_if<common::config::RespondAction>(&route.action)) {
     return std::unique_ptr<Handler>(new RespondHandler(*respond));
+  }
+  if (std::holds_alternative<common::config::StatusAction>(route.action)) {
+    return std::unique_ptr<Handler>(new StatusHandler());
   }
   if (const auto* files = std::get_if<common::config::StaticAction>(&route.action)) {
     // Opens the docroot now, before any sandbox; a missing root names the route.

@@ -8,6 +8,7 @@ namespace {
 constexpr ActionParser kActionParsers[] = {
     {"respond", parseRespondAction},
     {"static", parseStaticAction},
+    {"status", parseStatusAction},
 };
 
 std::string actionNames() {

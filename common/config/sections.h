@@ -39,6 +39,8 @@ void parseRespondAction(const ConfigValue& value, const std::string& path, Parse
                         RouteConfig& route);
 void parseStaticAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                        RouteConfig& route);
+void parseStatusAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                       RouteConfig& route);
 
 // The parts of a route other than its action.
 void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseContext& ctx,

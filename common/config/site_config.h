@@ -118,6 +118,9 @@ struct StaticAction {
   bool allow_dotfiles = false;
 };
 
+// The worker's figures as JSON (issue 8); restrict it with policy.allow.
+struct StatusAction {};
+
 struct Cidr {
   std::string text;  // as written
   bool v6 = false;
@@ -133,7 +136,7 @@ struct RoutePolicy {
 
 struct RouteConfig {
   MatchConfig match;
-  std::variant<std::monostate, RespondAction, StaticAction> action;
+  std::variant<std::monostate, RespondAction, StaticAction, StatusAction> action;
   RoutePolicy policy;
   SourceLocation where;
 };

@@ -240,6 +240,7 @@ void Connection::onReadable() {
     return;
   }
   read_len_ += static_cast<size_t>(n);
+  loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
   if (state_ == State::kIdle) {
     state_ = State::kReadingHead;
     if (requests_served_ > 0) armTimer(Timer::kHeader);
@@ -476,6 +477,12 @@ void Connection::onResponseDone() {
 }
 
 void Connection::finishRequest() {
+  uint64_t us = (uv_hrtime() - request_.start_ns) / 1000;
+  loop_.counters().countRequest(status_,
+                                handler_ != nullptr
+                                    ? common::metrics::actionFromName(handler_->actionName())
+                                    : common::metrics::Action::kOther,
+                                request_.start_ns != 0 ? us : 0);
   if (AccessLog* log = loop_.accessLog(); log != nullptr) {
     log->record(request_, status_, body_bytes_sent_, handler_);
   }
@@ -500,7 +507,9 @@ void Connection::finishRequest() {
 void Connection::flushOutput() {
   if (state_ == State::kClosed) return;
   if (!out_.empty()) {
+    uint64_t before = out_.pendingBytes();
     OutputQueue::FlushResult r = out_.flush(*transport_);
+    loop_.counters().bytes_out.add(before - out_.pendingBytes());
     if (r == OutputQueue::FlushResult::kError) {
       close();
       return;

@@ -22,19 +22,30 @@ constexpr std::string_view kOverloaded =
 }  // namespace
 
 WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
-                       std::shared_ptr<const ConfigSnapshot> snapshot, int access_log_fd)
-    : uv_(uv), index_(index & 0xff), snapshot_(std::move(snapshot)) {
+                       std::shared_ptr<const ConfigSnapshot> snapshot, int access_log_fd,
+                       LoopMetricsSetup metrics)
+    : uv_(uv), index_(index & 0xff), snapshot_(std::move(snapshot)), metrics_(metrics) {
+  counters_ = metrics_.area != nullptr ? metrics_.area->slot(metrics_.slot) : nullptr;
+  if (counters_ == nullptr) {
+    own_counters_ = std::make_unique<LoopCounters>();
+    counters_ = own_counters_.get();
+  }
+  open_file_cache_.setCounters(counters_);
   uv_timer_init(uv_, &timer_);
   timer_.data = this;
-  uv_timer_init(uv_, &flush_timer_);
-  flush_timer_.data = this;
+  uv_timer_init(uv_, &second_timer_);
+  second_timer_.data = this;
+  uv_timer_start(&second_timer_, &WorkerLoop::onSecondTimer, 1000, 1000);
   uv_timer_init(uv_, &shutdown_timer_);
   shutdown_timer_.data = this;
   uv_async_init(uv_, &async_, &WorkerLoop::onAsync);
   async_.data = this;
   if (access_log_fd >= 0) {
     access_log_ = std::make_unique<AccessLog>(access_log_fd, snapshot_->server().access_log_format);
-    uv_timer_start(&flush_timer_, &WorkerLoop::onFlushTimer, 1000, 1000);
+  }
+  if (metrics_.process != nullptr) {
+    counters_->cpu_us.set(metrics_.process->cpuMicros());
+    counters_->rss_bytes.set(metrics_.process->rssBytes());
   }
 }
 
@@ -86,6 +97,7 @@ void WorkerLoop::acceptFrom(Listener& l) {
     int one = 1;
     // Responses leave in one writev; Nagle would only delay the pipelined ones.
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    counters_->conn_accepted.add();
     peer.local_port = l.socket.port;
     peer.tls = l.socket.tls;
     startConnection(fd, peer);
@@ -103,6 +115,7 @@ void WorkerLoop::startConnection(int fd, const PeerInfo& peer) {
 }
 
 void WorkerLoop::addConnection(ClientConnection* c) {
+  counters_->conn_active.add();
   c->next_in_loop = connections_;
   if (connections_ != nullptr) connections_->prev_in_loop = c;
   connections_ = c;
@@ -123,6 +136,8 @@ void WorkerLoop::onConnectionClosed(ClientConnection* c) {
   }
   if (c->next_in_loop != nullptr) c->next_in_loop->prev_in_loop = c->prev_in_loop;
   --connection_count_;
+  counters_->conn_active.sub();
+  counters_->conn_closed.add();
   if (shutting_down_) maybeFinishShutdown();
 }
 
@@ -149,9 +164,20 @@ void WorkerLoop::onTimer(uv_timer_t* timer) {
   self->scheduleTimer();
 }
 
-void WorkerLoop::onFlushTimer(uv_timer_t* timer) {
+void WorkerLoop::onSecondTimer(uv_timer_t* timer) {
   auto* self = static_cast<WorkerLoop*>(timer->data);
   if (self->access_log_) self->access_log_->flush();
+  if (self->metrics_.process != nullptr) {
+    self->counters_->cpu_us.set(self->metrics_.process->cpuMicros());
+    self->counters_->rss_bytes.set(self->metrics_.process->rssBytes());
+  }
+}
+
+common::metrics::MetricsSnapshot WorkerLoop::siteMetrics() const {
+  if (metrics_.area != nullptr) return metrics_.area->total();
+  common::metrics::MetricsSnapshot s;
+  counters_->addTo(s);
+  return s;
 }
 
 void WorkerLoop::postSnapshot(std::shared_ptr<const ConfigSnapshot> snapshot) {
@@ -222,7 +248,7 @@ void WorkerLoop::maybeFinishShutdown() {
   if (access_log_) access_log_->flush();
   // Closing the last handles lets uv_run return.
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&second_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&shutdown_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);
   if (on_drained_) on_drained_();

@@ -19,11 +19,22 @@
 #include "worker/config_snapshot.h"
 #include "worker/handlers/static/open_file_cache.h"
 #include "worker/loop/timeout_queue.h"
+#include "worker/metrics/loop_counters.h"
+#include "worker/metrics/metrics_area.h"
+#include "worker/metrics/process_stats.h"
 #include "worker/net/buffer_pool.h"
 
 namespace scalws::worker {
 
 class ClientConnection;
+
+// Where a loop counts (issue 8): its slot of the site's MetricsArea, and for one loop per
+// process the process's CPU/RSS to refresh into it.
+struct LoopMetricsSetup {
+  MetricsArea* area = nullptr;  // null: counters private to the loop
+  size_t slot = 0;
+  const ProcessStats* process = nullptr;
+};
 
 struct ListenerSocket {
   int fd = -1;
@@ -35,7 +46,7 @@ class WorkerLoop {
  public:
   // `uv` must outlive this object; `index` tells loops of one process apart in ids.
   WorkerLoop(uv_loop_t* uv, uint32_t index, std::shared_ptr<const ConfigSnapshot> snapshot,
-             int access_log_fd);
+             int access_log_fd, LoopMetricsSetup metrics = {});
   ~WorkerLoop();
   WorkerLoop(const WorkerLoop&) = delete;
   WorkerLoop& operator=(const WorkerLoop&) = delete;
@@ -65,6 +76,9 @@ class WorkerLoop {
   void addConnection(ClientConnection* connection);
   void onConnectionClosed(ClientConnection* connection);
   size_t connectionCount() const { return connection_count_; }
+  LoopCounters& counters() { return *counters_; }
+  // The figures of the whole site this loop belongs to (the status page).
+  common::metrics::MetricsSnapshot siteMetrics() const;
   bool shuttingDown() const { return shutting_down_; }
 
  private:
@@ -76,7 +90,7 @@ class WorkerLoop {
 
   static void onAccept(uv_poll_t* handle, int status, int events);
   static void onTimer(uv_timer_t* timer);
-  static void onFlushTimer(uv_timer_t* timer);
+  static void onSecondTimer(uv_timer_t* timer);
   static void onShutdownTimer(uv_timer_t* timer);
   static void onAsync(uv_async_t* async);
 
@@ -103,9 +117,12 @@ class WorkerLoop {
   TimeoutQueue timeouts_;
   uv_timer_t timer_{};
   uint64_t timer_deadline_ = UINT64_MAX;
-  uv_timer_t flush_timer_{};
+  uv_timer_t second_timer_{};  // access-log flush, process gauges
   uv_timer_t shutdown_timer_{};
   std::unique_ptr<AccessLog> access_log_;
+  LoopMetricsSetup metrics_;
+  std::unique_ptr<LoopCounters> own_counters_;
+  LoopCounters* counters_ = nullptr;
 
   uv_async_t async_{};
   std::mutex pending_mutex_;

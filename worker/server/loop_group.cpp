@@ -64,8 +64,12 @@ int LoopGroup::run() {
       uv = thread_uvs_.back().get();
       uv_loop_init(uv);
     }
+    LoopMetricsSetup metrics;
+    metrics.area = options_.metrics_area;
+    metrics.slot = options_.metrics_first_slot + i;
+    metrics.process = i == 0 ? &process_stats_ : nullptr;  // one loop reports the process
     auto loop = std::make_unique<WorkerLoop>(uv, static_cast<uint32_t>(i), snapshot_,
-                                             options_.access_log_fd);
+                                             options_.access_log_fd, metrics);
     if (i < options_.listeners_per_loop.size()) {
       for (const ListenerSocket& l : options_.listeners_per_loop[i]) loop->addListener(l);
     }

@@ -17,6 +17,9 @@ struct LoopGroupOptions {
   std::vector<std::vector<ListenerSocket>> listeners_per_loop;  // one entry per loop
   std::vector<uint32_t> cpus;  // loop i pinned to cpus[i % size]; empty: no pinning
   int access_log_fd = -1;
+  // Loop i counts into slot metrics_first_slot + i of this area (null: private counters).
+  MetricsArea* metrics_area = nullptr;
+  size_t metrics_first_slot = 0;
   // Called on the main thread on SIGHUP; absent: SIGHUP is ignored (a parent reloads).
   std::function<void()> on_reload;
 };
@@ -42,6 +45,7 @@ class LoopGroup {
   uv_loop_t main_uv_{};
   std::vector<std::unique_ptr<uv_loop_t>> thread_uvs_;
   std::vector<std::unique_ptr<WorkerLoop>> loops_;
+  ProcessStats process_stats_;  // opened with the group, before the sandbox hides /proc
   uv_signal_t sigterm_{};
   uv_signal_t sigint_{};
   uv_signal_t sighup_{};

@@ -24,6 +24,9 @@ constexpr uint64_t kStableAfterMs = 10'000;  // a child up this long resets its 
 constexpr uint64_t kFirstBackoffMs = 100;
 constexpr uint64_t kMaxBackoffMs = 30'000;
 constexpr uint64_t kKillGraceMs = 5'000;  // after shutdown_timeout, before SIGKILL
+// Metrics slots: enough for several generations of the largest worker count to overlap
+// during reloads; untouched slots cost address space only.
+constexpr size_t kMetricsSlots = 2048;
 
 sigset_t handledSignals() {
   sigset_t set;
@@ -105,6 +108,13 @@ int MultiProcessServer::run() {
     LOG_ERROR("%s", opened.message().c_str());
     return 1;
   }
+  common::Result<MetricsArea*> area = MetricsArea::create(kMetricsSlots);
+  if (!area.ok()) {
+    LOG_ERROR("%s", area.status().message().c_str());
+    return 1;
+  }
+  metrics_.reset(*area);
+  for (size_t i = kMetricsSlots; i > 0; --i) free_metrics_slots_.push_back(i - 1);
   slots_.assign(workers_, Slot{});
   for (uint32_t i = 0; i < workers_; ++i) spawn(i);
   LOG_INFO("serving %s with %u worker processes", config_path_.c_str(), workers_);
@@ -164,19 +174,31 @@ int MultiProcessServer::run() {
   return 0;
 }
 
+size_t MultiProcessServer::takeMetricsSlot() {
+  if (free_metrics_slots_.empty()) {
+    LOG_WARN("out of metrics slots: a worker shares slot 0 and its counts may be off");
+    return 0;
+  }
+  size_t slot = free_metrics_slots_.back();
+  free_metrics_slots_.pop_back();
+  return slot;
+}
+
 pid_t MultiProcessServer::spawn(uint32_t index) {
+  size_t slot = takeMetricsSlot();
   pid_t pid = ::fork();
   if (pid < 0) {
     LOG_ERROR("fork: %s", strerror(errno));
     slots_[index].restart_at_ms = nowMs() + kFirstBackoffMs;
+    free_metrics_slots_.push_back(slot);
     return -1;
   }
-  if (pid == 0) runChild(index);
-  children_.push_back(Child{pid, index, generation_, nowMs()});
+  if (pid == 0) runChild(index, slot);
+  children_.push_back(Child{pid, index, slot, generation_, nowMs()});
   return pid;
 }
 
-void MultiProcessServer::runChild(uint32_t index) {
+void MultiProcessServer::runChild(uint32_t index, size_t metrics_slot) {
   sigset_t set = handledSignals();
   sigprocmask(SIG_UNBLOCK, &set, nullptr);
   ::close(signal_fd_);
@@ -197,14 +219,17 @@ void MultiProcessServer::runChild(uint32_t index) {
   const auto& cpus = runtime_.snapshot->server().cpus;
   if (!cpus.empty()) options.cpus = {cpus[index % cpus.size()]};
   options.access_log_fd = runtime_.access_log_fd;
-  common::Result<sandbox::SandboxReport> sandboxed = enterSandbox(*runtime_.snapshot, config_path_);
-  if (!sandboxed.ok()) {
-    LOG_ERROR("worker %u: sandbox: %s", index, sandboxed.status().message().c_str());
-    _exit(1);
-  }
+  options.metrics_area = metrics_.get();
+  options.metrics_first_slot = metrics_slot;
   int code = 0;
   {
-    LoopGroup group(runtime_.snapshot, std::move(options));
+    LoopGroup group(runtime_.snapshot, std::move(options));  // opens what /proc it needs
+    common::Result<sandbox::SandboxReport> sandboxed =
+        enterSandbox(*runtime_.snapshot, config_path_);
+    if (!sandboxed.ok()) {
+      LOG_ERROR("worker %u: sandbox: %s", index, sandboxed.status().message().c_str());
+      _exit(1);
+    }
     code = group.run();
   }
   _exit(code);
@@ -220,6 +245,9 @@ void MultiProcessServer::reapChildren() {
     if (it == children_.end()) continue;
     Child child = *it;
     children_.erase(it);
+    // Its counts stay in the totals; the slot is clean for the next process.
+    metrics_->retire(child.metrics_slot);
+    free_metrics_slots_.push_back(child.metrics_slot);
     if (stopping_ || child.generation != generation_) continue;  // asked to go
     uint64_t now = nowMs();
     Slot& slot = slots_[child.index];

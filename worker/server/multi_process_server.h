@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "worker/metrics/metrics_area.h"
 #include "worker/server/site_runtime.h"
 
 namespace scalws::worker {
@@ -29,6 +31,7 @@ class MultiProcessServer {
   struct Child {
     pid_t pid = -1;
     uint32_t index = 0;
+    size_t metrics_slot = 0;
     uint64_t generation = 0;
     uint64_t started_ms = 0;
   };
@@ -39,14 +42,19 @@ class MultiProcessServer {
 
   common::Status openListeners(const common::config::SiteConfig& site, uint32_t workers);
   pid_t spawn(uint32_t index);
-  [[noreturn]] void runChild(uint32_t index);
+  [[noreturn]] void runChild(uint32_t index, size_t metrics_slot);
   void reapChildren();
   void reload();
   void stopAll();
   uint64_t nowMs() const;
 
+  size_t takeMetricsSlot();
+
   std::string config_path_;
   SiteRuntime runtime_;
+  // Shared with every child: each writes its own slot, the status page sums them all.
+  std::unique_ptr<MetricsArea> metrics_;
+  std::vector<size_t> free_metrics_slots_;
   uint32_t workers_ = 1;
   uint64_t generation_ = 1;
   // address → one listening fd per worker index

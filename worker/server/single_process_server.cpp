@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 
 #include "common/log.h"
+#include "worker/metrics/metrics_area.h"
 #include "worker/server/listen_socket.h"
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
@@ -71,6 +73,13 @@ int SingleProcessServer::run() {
   options.cpus = server.cpus;
   options.access_log_fd = runtime_.access_log_fd;
   options.on_reload = [this] { reload(); };
+  common::Result<MetricsArea*> area = MetricsArea::create(loops);
+  if (!area.ok()) {
+    LOG_ERROR("%s", area.status().message().c_str());
+    return 1;
+  }
+  std::unique_ptr<MetricsArea> metrics(*area);
+  options.metrics_area = metrics.get();
   LoopGroup group(runtime_.snapshot, std::move(options));
   // Before any loop thread exists: Landlock and the credentials bind the calling thread
   // and what it starts afterwards.

@@ -77,6 +77,7 @@ FileResult OpenFileCache::acquire(const FileLookup& lookup) noexcept {
       if (usable) f->checked_at_ms_ = lookup.now_ms;
     }
     if (usable) {
+      if (counters_ != nullptr) counters_->file_cache_hits.add();
       touch(f);
       if (f->missing()) return FileResult{nullptr, ENOENT};
       f->retain();
@@ -84,6 +85,7 @@ FileResult OpenFileCache::acquire(const FileLookup& lookup) noexcept {
     }
     remove(f);
   }
+  if (counters_ != nullptr) counters_->file_cache_misses.add();
   return openFresh(lookup, true);
 }
 

@@ -29,6 +29,7 @@
 #include "common/config/site_config.h"
 #include "worker/handlers/static/doc_root.h"
 #include "worker/handlers/static/open_file.h"
+#include "worker/metrics/loop_counters.h"
 
 namespace scalws::worker {
 
@@ -75,6 +76,9 @@ class OpenFileCache {
 
   FileResult acquire(const FileLookup& lookup) noexcept;
 
+  // Where hits and misses are counted (the loop's metrics); may stay null.
+  void setCounters(LoopCounters* counters) { counters_ = counters; }
+
   // Drops every entry (their fds close once unused).
   void clear() noexcept;
 
@@ -99,6 +103,7 @@ class OpenFileCache {
   size_t kept_bytes_ = 0;
   std::string scratch_;  // the key being looked up; reused, so lookups do not allocate
   size_t path_offset_ = 0;
+  LoopCounters* counters_ = nullptr;
 };
 
 }  // namespace scalws::worker
