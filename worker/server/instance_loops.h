@@ -33,7 +33,10 @@ class InstanceLoops {
 
   // Creates the loops and starts the threads. Call once, after the sandbox is in force.
   void start(std::function<void()> on_drained);
-  void broadcastSnapshot(const std::shared_ptr<const ConfigSnapshot>& snapshot);
+  // Posts `snapshot` to every loop; `on_applied` fires on the main thread once every loop
+  // took it (new connections and requests then start on it).
+  void broadcastSnapshot(const std::shared_ptr<const ConfigSnapshot>& snapshot,
+                         std::function<void()> on_applied);
   void shutdown();  // graceful, idempotent
   void join();      // waits for the loop threads and closes their uv loops
 
@@ -46,6 +49,25 @@ class InstanceLoops {
   std::vector<std::unique_ptr<uv_loop_t>> thread_uvs_;
   std::vector<std::unique_ptr<WorkerLoop>> loops_;
   std::vector<std::thread> threads_;
+  // Reload barrier: after posting a snapshot to a loop, its `barrier` handle is woken too;
+  // on the loop's thread it checks that the loop now holds that snapshot (else it waits
+  // one more turn: libuv may see the barrier before the loop's own wake-up handle), and the
+  // last loop to confirm wakes `applied_async_` on the main thread.
+  struct Barrier {
+    InstanceLoops* owner = nullptr;
+    WorkerLoop* loop = nullptr;
+    std::shared_ptr<const ConfigSnapshot> expected;  // written before the wake-up
+    uv_async_t handle{};
+  };
+  static void onBarrier(uv_async_t* handle);
+  void startBroadcast();
+  std::vector<std::unique_ptr<Barrier>> barriers_;  // one per loop, closed when it drains
+  uv_async_t* applied_async_ = nullptr;
+  std::atomic<size_t> barrier_pending_{0};
+  std::vector<std::function<void()>> applied_callbacks_;  // main thread only
+  std::vector<std::function<void()>> waiting_callbacks_;  // for the broadcast in flight
+  bool broadcasting_ = false;
+
   uv_async_t* drained_async_ = nullptr;  // freed by its close callback
   std::atomic<size_t> drained_{0};
   std::function<void()> on_drained_;

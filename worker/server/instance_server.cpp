@@ -63,8 +63,10 @@ class InstanceServer final : public InstanceHost {
     return report->toJson();
   }
 
-  void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot) override {
-    if (loops_) loops_->broadcastSnapshot(snapshot);
+  void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot,
+                     std::function<void()> on_applied) override {
+    if (!loops_) return on_applied();
+    loops_->broadcastSnapshot(snapshot, std::move(on_applied));
   }
 
   void stop() override {

@@ -350,9 +350,12 @@ void InstanceSession::onReload(const ipc::Message& request, ipc::Replier replier
   plan_.snapshot = *snapshot;
   config_text_ = std::move(text).value();
   config_path_ = std::move(path).value();
-  host_.applySnapshot(std::move(snapshot).value());
-  LOG_INFO("instance %s: reloaded", instance_.c_str());
-  replier.ok();
+  auto shared = std::make_shared<ipc::Replier>(std::move(replier));
+  std::string name = instance_;
+  host_.applySnapshot(std::move(snapshot).value(), [shared, name] {
+    LOG_INFO("instance %s: reloaded", name.c_str());
+    shared->ok();
+  });
 }
 
 void InstanceSession::onStop(ipc::Replier replier) {

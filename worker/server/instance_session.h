@@ -10,8 +10,9 @@
 //                         order: bound, listening sockets (the worker never binds)
 //   worker -> ready      {ok:true, pid, loops, listeners:[{loop, address, port, tls, fd}],
 //                         sandbox:{...}} once it serves, or {ok:false, error} and it exits
-//   ctl    -> reload     {config, config_path}: swap to a new snapshot in place; refused
-//                         (error reply, old config kept) when invalid or listeners differ
+//   ctl    -> reload     {config, config_path}: swap to a new snapshot in place, answered
+//                         once every loop uses it; refused (error reply, old config kept)
+//                         when invalid or the listen addresses differ
 //   ctl    -> stop       {}: acknowledged at once, then a graceful stop; the process exits
 //                         0 when the last connection is done (shutdown_timeout at most)
 //
@@ -34,6 +35,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,7 +90,10 @@ class InstanceHost {
   // Sandboxes the process and starts the loops on `plan`. The result is the `sandbox`
   // object of the ready message; an error ends the worker (after ready{ok:false}).
   virtual common::Result<ipc::Json> goLive(const InstancePlan& plan) = 0;
-  virtual void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot) = 0;
+  // Swaps every loop to `snapshot`; `on_applied` fires (on the main thread, possibly
+  // later) once new requests start on it.
+  virtual void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot,
+                             std::function<void()> on_applied) = 0;
   // Graceful stop; the host calls InstanceSession::close() once every loop drained.
   virtual void stop() = 0;
   // The worker cannot go on (no controller before serving, or it could not go live):
