@@ -175,11 +175,11 @@ void Controller::reattachAll() {
   }
   std::map<std::string, std::vector<state::WorkerRecord>> by_instance;
   for (const state::WorkerRecord& row : *rows) by_instance[row.instance].push_back(row);
-  pending_ = supervisors_.size();
-  if (pending_ == 0) return converge();
+  start_pending_ = supervisors_.size();
+  if (start_pending_ == 0) return converge();
   for (auto& [name, sup] : supervisors_) {
     sup->reattach(by_instance[name], [this](const Status&) {
-      if (--pending_ == 0 && !shutting_down_) converge();
+      if (--start_pending_ == 0 && !shutting_down_) converge();
     });
   }
 }
@@ -187,9 +187,9 @@ void Controller::reattachAll() {
 void Controller::converge() {
   std::vector<InstanceSupervisor*> todo;
   for (auto& [name, sup] : supervisors_) todo.push_back(sup.get());
-  pending_ = 0;
+  start_pending_ = 0;
   auto one_done = [this](const Status&) {
-    if (--pending_ == 0 && !shutting_down_) {
+    if (--start_pending_ == 0 && !shutting_down_) {
       ready_ = true;
       notifySystemd("READY=1");
       notifyStatus();
@@ -202,15 +202,15 @@ void Controller::converge() {
     bool want = record->desired == state::DesiredState::kRunning;
     auto st = sup->state();
     if (want && st != InstanceSupervisor::State::kRunning) {
-      ++pending_;
+      ++start_pending_;
       sup->start(nullptr, one_done);
     } else if (!want && sup->liveProcesses() > 0) {
-      ++pending_;
+      ++start_pending_;
       sup->stop(one_done);
     }
   }
-  if (pending_ == 0) {
-    ++pending_;
+  if (start_pending_ == 0) {
+    ++start_pending_;
     one_done(common::okStatus());
   }
 }
@@ -258,11 +258,11 @@ void Controller::beginShutdown(ShutdownMode mode) {
     return;
   }
   if (again) return;
-  pending_ = supervisors_.size();
-  if (pending_ == 0) return deferCall(&loop_, [this] { finishShutdown(); });
+  stop_pending_ = supervisors_.size();
+  if (stop_pending_ == 0) return deferCall(&loop_, [this] { finishShutdown(); });
   for (auto& [name, sup] : supervisors_) {
     sup->stop([this](const Status&) {
-      if (--pending_ == 0) deferCall(&loop_, [this] { finishShutdown(); });
+      if (--stop_pending_ == 0) deferCall(&loop_, [this] { finishShutdown(); });
     });
   }
 }

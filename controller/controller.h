@@ -80,7 +80,8 @@ class Controller final : public InstanceRuntime {
   std::unique_ptr<ControlServer> server_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> supervisors_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> removed_;  // freed next turn
-  size_t pending_ = 0;  // supervisors still re-attaching, converging or stopping
+  size_t start_pending_ = 0;  // supervisors still re-attaching or converging
+  size_t stop_pending_ = 0;   // supervisors still stopping at shutdown
   bool ready_ = false;
   bool shutting_down_ = false;
   int exit_code_ = 0;

@@ -40,8 +40,8 @@ def test_kill9_of_the_controller_under_load_answers_every_request_and_reattaches
                 # ... and replaces one that dies, from the same listeners (copied from the
                 # worker through its pidfd), so the site keeps answering.
                 os.kill(pids[0], signal.SIGKILL)
-                wait_until(lambda: len(second.ready_pids(name)) == 2 and
-                           pids[0] not in second.ready_pids(name), 3, what="a replacement")
+                wait_until(lambda: (lambda r: len(r) == 2 and pids[0] not in r)(
+                    second.ready_pids(name)), 3, what="a replacement")
                 load.wait_for(100)
                 load.stop()
                 # Its baseline was taken with both workers attached: same count now.
@@ -118,7 +118,8 @@ def test_a_stale_worker_row_is_forgotten_and_the_instance_started_afresh():
     wait_until(lambda: not alive(pid), 5, what="the worker to die")
     with Controller(first.dir) as second:
         second.instances.add(name)
-        wait_until(lambda: second.show(name)["status"] == "running" and
-                   second.ready_pids(name), 5, what="a fresh start")
+        wait_until(lambda: (lambda s: s["status"] == "running" and
+                   any(p["state"] == "ready" for p in s["processes"]))(second.show(name)), 5,
+                   what="a fresh start")
         assert pid not in second.ready_pids(name)
         assert http_get(port) == (200, b"hello\n")

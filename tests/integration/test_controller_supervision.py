@@ -74,7 +74,7 @@ def test_a_crash_loop_marks_the_instance_failed_with_the_reason():
         for _ in range(2):
             [victim] = c.ready_pids(name)
             os.kill(victim, signal.SIGKILL)
-            wait_until(lambda: c.ready_pids(name) and victim not in c.ready_pids(name), 5,
+            wait_until(lambda: [p for p in c.ready_pids(name) if p != victim], 5,
                        what="the replacement")
         [victim] = c.ready_pids(name)
         os.kill(victim, signal.SIGKILL)
