@@ -106,6 +106,8 @@ class WorkerProcess {
   const AttachedState& attachedState() const { return attached_; }
   SlotListeners takeAttachedListeners() { return std::move(attached_.listeners); }
   const common::CpuSet& cpus() const { return cpus_; }
+  // Spawned workers: the config text they were started with.
+  const std::string& launchedConfig() const { return launch_.config; }
   std::string_view stateName() const;
 
  private:
