@@ -76,6 +76,20 @@ struct PoolRecord {
 // Checks a pool's fields (name, address form, managed/external consistency).
 common::Status validatePool(const PoolRecord& pool);
 
+// A worker process the controller started and believes alive (`workers` table). Written
+// when the worker says hello, deleted when the controller sees it exit; a controller that
+// starts finds the rows of workers that outlived its predecessor.
+struct WorkerRecord {
+  int64_t pid = 0;
+  std::string instance;
+  uint32_t slot = 0;
+  uint64_t start_ticks = 0;    // /proc/PID/stat field 22: tells a reused PID apart
+  std::string attach_address;  // abstract socket name, hex-encoded, without the leading NUL
+  int64_t started_ms = 0;
+
+  friend bool operator==(const WorkerRecord&, const WorkerRecord&) = default;
+};
+
 struct EventRecord {
   int64_t id = 0;  // increasing, never reused
   int64_t time_ms = 0;
@@ -94,5 +108,10 @@ inline constexpr std::string_view kEventPoolAdded = "pool.added";
 inline constexpr std::string_view kEventPoolRemoved = "pool.removed";
 inline constexpr std::string_view kEventPoolAssigned = "pool.assigned";
 inline constexpr std::string_view kEventPoolReleased = "pool.released";
+// Recorded by the supervisor (controller/), through appendEvent.
+inline constexpr std::string_view kEventWorkerExited = "worker.exited";
+inline constexpr std::string_view kEventWorkerAttached = "worker.attached";
+inline constexpr std::string_view kEventControllerStarted = "controller.started";
+inline constexpr std::string_view kEventControllerStopped = "controller.stopped";
 
 }  // namespace scalws::controller::state

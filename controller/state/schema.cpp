@@ -131,9 +131,27 @@ CREATE TABLE metrics_1m (
 CREATE INDEX metrics_1m_by_bucket ON metrics_1m (bucket_ms);
 )sql";
 
+// Migration 3: the worker processes the controller started (issue 5), so a controller that
+// comes back after a crash finds the workers still serving and re-attaches to them. One row
+// per live process; start_ticks (field 22 of /proc/PID/stat) tells a worker from an
+// unrelated process that got its PID later. attach_address is the abstract Unix socket the
+// worker accepts a new controller on ('' until its hello). Rows die with their instance.
+constexpr std::string_view kWorkersSchema = R"sql(
+CREATE TABLE workers (
+  pid INTEGER PRIMARY KEY NOT NULL CHECK (pid > 0),
+  instance TEXT NOT NULL REFERENCES instances (name) ON DELETE CASCADE,
+  slot INTEGER NOT NULL CHECK (slot >= 0),
+  start_ticks INTEGER NOT NULL CHECK (start_ticks >= 0),
+  attach_address TEXT NOT NULL,
+  started_ms INTEGER NOT NULL
+) STRICT;
+CREATE INDEX workers_by_instance ON workers (instance, slot);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "instances, cpu_assignments, php_pools, events", kInitialSchema},
     {2, "metrics_10s and metrics_1m rollups", kMetricsSchema},
+    {3, "workers: live worker processes, for re-attaching", kWorkersSchema},
 };
 
 }  // namespace

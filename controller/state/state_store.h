@@ -104,6 +104,13 @@ class StateStore {
   common::Result<std::vector<EventRecord>> recentEvents(const std::optional<std::string>& instance,
                                                         int limit);
 
+  // --- worker processes (state_store_workers.cpp) ---
+  // Inserts or replaces the row of record.pid. kNotFound when the instance is gone.
+  common::Status recordWorker(const WorkerRecord& record);
+  common::Status forgetWorker(int64_t pid);  // ok when there is no such row
+  // Ordered by instance, slot, pid; instance = nullopt: every worker.
+  common::Result<std::vector<WorkerRecord>> listWorkers(const std::optional<std::string>& instance);
+
   // --- metrics rollups ---
   // Writes rows (replacing a row already stored for the same instance and bucket, so a
   // retried batch is harmless) in one transaction. Rows of instances that no longer exist

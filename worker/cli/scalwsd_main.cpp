@@ -11,6 +11,7 @@
 
 #include "common/config/config_loader.h"
 #include "common/log.h"
+#include "worker/server/instance_server.h"
 #include "worker/server/multi_process_server.h"
 #include "worker/server/single_process_server.h"
 #include "worker/server/site_runtime.h"
@@ -29,6 +30,9 @@ constexpr const char* kUsage =
     "       scalwsd --sandbox-report --config FILE [--json]\n"
     "                                    apply the site's sandbox in a child process and\n"
     "                                    print what is in force\n"
+    "       scalwsd --instance NAME --ipc-fd N [--attach-fd M]\n"
+    "                                    serve an instance for scalws-controller (which\n"
+    "                                    starts it so; not for use by hand)\n"
     "       scalwsd --version            print the version\n"
     "       scalwsd --help               this text\n";
 
@@ -111,12 +115,28 @@ int serve(const std::string& path) {
   return multi.run();
 }
 
+// An inherited descriptor number: a decimal >= 3 (0-2 are the standard streams).
+bool parseFd(const std::string& text, int& out) {
+  if (text.empty() || text.size() > 9) return false;
+  int value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  if (value < 3) return false;
+  out = value;
+  return true;
+}
+
 }  // namespace
 
 int scalwsdMain(int argc, char** argv) {
   common::log::setProgramName("scalwsd");
   std::string config;
   std::string check;
+  std::string instance;
+  std::string ipc_fd;
+  std::string attach_fd;
   bool report = false;
   bool json = false;
   for (int i = 1; i < argc; ++i) {
@@ -136,6 +156,12 @@ int scalwsdMain(int argc, char** argv) {
     }
     if (arg == "--config" || arg == "-c") {
       if (!value(config)) return usageError("--config needs a FILE");
+    } else if (arg == "--instance") {
+      if (!value(instance)) return usageError("--instance needs a NAME");
+    } else if (arg == "--ipc-fd") {
+      if (!value(ipc_fd)) return usageError("--ipc-fd needs a number");
+    } else if (arg == "--attach-fd") {
+      if (!value(attach_fd)) return usageError("--attach-fd needs a number");
     } else if (arg == "--sandbox-report") {
       report = true;
     } else if (arg == "--json") {
@@ -146,6 +172,20 @@ int scalwsdMain(int argc, char** argv) {
       std::string message = "unknown argument " + std::string(arg);
       return usageError(message.c_str());
     }
+  }
+  if (!instance.empty() || !ipc_fd.empty() || !attach_fd.empty()) {
+    int channel = -1;
+    int attach = -1;
+    if (instance.empty() || !parseFd(ipc_fd, channel)) {
+      return usageError("instance mode needs --instance NAME and --ipc-fd N (N >= 3)");
+    }
+    if (!attach_fd.empty() && (!parseFd(attach_fd, attach) || attach == channel)) {
+      return usageError("--attach-fd needs a number >= 3, other than --ipc-fd");
+    }
+    if (!config.empty() || !check.empty() || report || json) {
+      return usageError("--instance goes without --config, --check-config or --sandbox-report");
+    }
+    return runInstanceWorker(instance, channel, attach);
   }
   if (!check.empty()) return checkConfig(check);
   if (config.empty()) return usageError("nothing to do: give --config FILE");

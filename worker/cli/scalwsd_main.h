@@ -2,6 +2,8 @@
 //
 //   scalwsd --config FILE           serve a site standalone
 //   scalwsd --check-config FILE     validate; exit 0 valid, 1 invalid (every error printed)
+//   scalwsd --instance NAME --ipc-fd N [--attach-fd M]
+//                                   a worker of scalws-controller (instance_server.h)
 //   scalwsd --version | --help
 // Exit codes: 0 ok, 1 failure (bad config, cannot bind), 2 usage error.
 #pragma once

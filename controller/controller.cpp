@@ -1,0 +1,386 @@
+#include "controller/controller.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+#include "common/log.h"
+#include "controller/cpu/host_cpus.h"
+#include "controller/deferred_call.h"
+
+#ifndef SCALWS_VERSION
+#define SCALWS_VERSION "0.0.0"
+#endif
+
+namespace scalws::controller {
+
+using common::Result;
+using common::Status;
+using common::StatusCode;
+
+namespace {
+
+constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR2};
+
+int64_t wallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// --scalwsd, or the scalwsd next to this executable.
+Result<std::string> resolveScalwsd(const std::string& flag) {
+  std::string path = flag;
+  if (path.empty()) {
+    char self[PATH_MAX];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0) return common::errnoStatus(errno, "readlink /proc/self/exe");
+    self[n] = '\0';
+    path = std::filesystem::path(self).parent_path() / "scalwsd";
+  }
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  if (ec || ::access(absolute.c_str(), X_OK) != 0) {
+    return common::notFound("no executable scalwsd at " + path + " (use --scalwsd PATH)");
+  }
+  return absolute.string();
+}
+
+Status prepareStateDir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::create_directories(dir, ec)) {
+    ::chmod(dir.c_str(), 0750);  // the DB holds every tenant's config
+  }
+  if (ec) return Status(StatusCode::kIoError, "cannot create " + dir + ": " + ec.message());
+  return common::okStatus();
+}
+
+}  // namespace
+
+int Controller::run(const ControllerOptions& options) {
+  common::log::setProgramName("scalws-controller");
+  auto fail = [](const Status& status) {
+    std::fprintf(stderr, "scalws-controller: %s\n", status.message().c_str());
+    return 1;
+  };
+  Result<common::CpuSet> host = cpu::hostCpusFromOptions(options.reserve_cpus);
+  if (!host.ok()) return fail(host.status());
+  Result<common::CpuSet> reserved = common::parseCpuList(options.reserve_cpus);
+  if (!reserved.ok()) return fail(reserved.status());
+  Status dir = prepareStateDir(options.state_dir);
+  if (!dir.ok()) return fail(dir);
+  Result<state::StateLock> lock = state::StateLock::acquire(options.state_dir);
+  if (!lock.ok()) return fail(lock.status());
+  Result<state::StateStore> store = state::StateStore::open(
+      state::StateStore::dbPath(options.state_dir), cpu::CpuAllocator(std::move(host).value()));
+  if (!store.ok()) return fail(store.status());
+  Result<std::string> scalwsd = resolveScalwsd(options.scalwsd);
+  if (!scalwsd.ok()) return fail(scalwsd.status());
+
+  Controller controller(options, std::move(lock).value(), std::move(store).value(),
+                        std::move(scalwsd).value(), std::move(reserved).value());
+  Status started = controller.startUp();
+  if (!started.ok()) {
+    fail(started);
+    controller.exit_code_ = 1;
+    controller.finishShutdown();
+  }
+  uv_run(&controller.loop_, UV_RUN_DEFAULT);
+  return controller.exit_code_;
+}
+
+Controller::Controller(ControllerOptions options, state::StateLock lock, state::StateStore store,
+                       std::string scalwsd, common::CpuSet reserved)
+    : options_(std::move(options)),
+      lock_(std::move(lock)),
+      store_(std::move(store)),
+      scalwsd_(std::move(scalwsd)),
+      reserved_(std::move(reserved)) {
+  uv_loop_init(&loop_);
+}
+
+Controller::~Controller() {
+  supervisors_.clear();
+  removed_.clear();
+  server_.reset();
+  uv_run(&loop_, UV_RUN_NOWAIT);  // close callbacks of what was just destroyed
+  if (uv_loop_close(&loop_) != 0) LOG_WARN("event loop closed with handles still open");
+}
+
+Status Controller::startUp() {
+  std::signal(SIGPIPE, SIG_IGN);
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    uv_signal_init(&loop_, &signals_[i]);
+    signals_[i].data = this;
+    uv_signal_start(&signals_[i], &Controller::onSignal, kSignals[i]);
+  }
+  ControllerInfo info;
+  info.version = SCALWS_VERSION;
+  info.pid = ::getpid();
+  info.state_dir = options_.state_dir;
+  info.socket_path = options_.socket_path;
+  info.started_ms = wallMs();
+  info.reserved_cpus = reserved_;
+  handlers_ = std::make_unique<ControlHandlers>(store_, *this, info);
+  Result<std::unique_ptr<ControlServer>> server =
+      ControlServer::open(&loop_, options_.socket_path, *handlers_);
+  if (!server.ok()) return server.status();
+  server_ = std::move(server).value();
+
+  Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
+  if (!all.ok()) return all.status();
+  for (const state::InstanceRecord& record : *all) supervisorFor(record);
+  Result<state::EventRecord> event = store_.appendEvent(
+      std::nullopt, state::kEventControllerStarted,
+      "pid " + std::to_string(::getpid()) + ", host CPUs " + store_.allocator().host().toString());
+  (void)event;
+  LOG_INFO("started: state %s, socket %s, host CPUs %s, %zu instance(s)",
+           options_.state_dir.c_str(), options_.socket_path.c_str(),
+           store_.allocator().host().toString().c_str(), all->size());
+  reattachAll();
+  return common::okStatus();
+}
+
+InstanceSupervisor& Controller::supervisorFor(const state::InstanceRecord& record) {
+  auto it = supervisors_.find(record.name);
+  if (it != supervisors_.end()) return *it->second;
+  InstanceSupervisor::Env env;
+  env.loop = &loop_;
+  env.store = &store_;
+  env.scalwsd = scalwsd_;
+  env.limits = options_.restart;
+  auto sup = std::make_unique<InstanceSupervisor>(std::move(env), record);
+  InstanceSupervisor& ref = *sup;
+  supervisors_[record.name] = std::move(sup);
+  return ref;
+}
+
+InstanceSupervisor* Controller::find(const std::string& name) const {
+  auto it = supervisors_.find(name);
+  return it == supervisors_.end() ? nullptr : it->second.get();
+}
+
+// --- start-up ----------------------------------------------------------------------------
+
+void Controller::reattachAll() {
+  Result<std::vector<state::WorkerRecord>> rows = store_.listWorkers(std::nullopt);
+  if (!rows.ok()) {
+    LOG_ERROR("cannot read the workers table: %s", rows.status().message().c_str());
+    rows = std::vector<state::WorkerRecord>();
+  }
+  std::map<std::string, std::vector<state::WorkerRecord>> by_instance;
+  for (const state::WorkerRecord& row : *rows) by_instance[row.instance].push_back(row);
+  start_pending_ = supervisors_.size();
+  if (start_pending_ == 0) return converge();
+  for (auto& [name, sup] : supervisors_) {
+    sup->reattach(by_instance[name], [this](const Status&) {
+      if (--start_pending_ == 0 && !shutting_down_) converge();
+    });
+  }
+}
+
+void Controller::converge() {
+  std::vector<InstanceSupervisor*> todo;
+  for (auto& [name, sup] : supervisors_) todo.push_back(sup.get());
+  start_pending_ = 0;
+  auto one_done = [this](const Status&) {
+    if (--start_pending_ == 0 && !shutting_down_) {
+      ready_ = true;
+      notifySystemd("READY=1");
+      notifyStatus();
+      LOG_INFO("converged on the state DB");
+    }
+  };
+  for (InstanceSupervisor* sup : todo) {
+    Result<state::InstanceRecord> record = store_.getInstance(sup->record().name);
+    if (!record.ok()) continue;
+    bool want = record->desired == state::DesiredState::kRunning;
+    auto st = sup->state();
+    if (want && st != InstanceSupervisor::State::kRunning) {
+      ++start_pending_;
+      sup->start(nullptr, one_done);
+    } else if (!want && sup->liveProcesses() > 0) {
+      ++start_pending_;
+      sup->stop(one_done);
+    }
+  }
+  if (start_pending_ == 0) {
+    ++start_pending_;
+    one_done(common::okStatus());
+  }
+}
+
+void Controller::notifyStatus() {
+  size_t running = 0;
+  for (auto& [name, sup] : supervisors_) {
+    if (sup->state() == InstanceSupervisor::State::kRunning) ++running;
+  }
+  notifySystemd("STATUS=" + std::to_string(supervisors_.size()) + " instance(s), " +
+                std::to_string(running) + " running");
+}
+
+// --- shutdown ----------------------------------------------------------------------------
+
+void Controller::onSignal(uv_signal_t* handle, int signum) {
+  auto* self = static_cast<Controller*>(handle->data);
+  if (signum == SIGHUP) {
+    LOG_INFO("SIGHUP ignored: instances are reloaded with `scalwsctl instance reload`");
+    return;
+  }
+  if (self->shutting_down_) {
+    LOG_WARN("signal %d during shutdown: leaving now; the workers finish on their own", signum);
+    self->beginShutdown(ShutdownMode::kLeaveInstances);
+    return;
+  }
+  std::optional<std::string> job = signum == SIGTERM ? systemdJobType() : std::nullopt;
+  ShutdownMode mode = shutdownModeFor(signum, job);
+  LOG_INFO("signal %d%s: shutting down, %s", signum,
+           job ? (" (systemd job " + *job + ")").c_str() : "",
+           std::string(shutdownModeName(mode)).c_str());
+  self->beginShutdown(mode);
+}
+
+void Controller::beginShutdown(ShutdownMode mode) {
+  bool again = shutting_down_;
+  shutting_down_ = true;
+  if (!again) {
+    notifySystemd("STOPPING=1");
+    if (server_) server_->close();
+  }
+  if (mode == ShutdownMode::kLeaveInstances) {
+    for (auto& [name, sup] : supervisors_) sup->leave();
+    deferCall(&loop_, [this] { finishShutdown(); });
+    return;
+  }
+  if (again) return;
+  stop_pending_ = supervisors_.size();
+  if (stop_pending_ == 0) return deferCall(&loop_, [this] { finishShutdown(); });
+  for (auto& [name, sup] : supervisors_) {
+    sup->stop([this](const Status&) {
+      if (--stop_pending_ == 0) deferCall(&loop_, [this] { finishShutdown(); });
+    });
+  }
+}
+
+void Controller::finishShutdown() {
+  if (signals_[0].data == nullptr) return;  // done already
+  Result<state::EventRecord> event = store_.appendEvent(
+      std::nullopt, state::kEventControllerStopped, "pid " + std::to_string(::getpid()));
+  (void)event;
+  for (uv_signal_t& s : signals_) {
+    s.data = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(&s), nullptr);
+  }
+  if (server_) server_->close();
+  // Whatever still runs was left on purpose (leave) or is being killed: let go of it.
+  for (auto& [name, sup] : supervisors_) sup->leave();
+  supervisors_.clear();
+  removed_.clear();
+  LOG_INFO("stopped");
+}
+
+// --- InstanceRuntime ---------------------------------------------------------------------
+
+void Controller::instanceStored(const state::InstanceRecord& record) {
+  InstanceSupervisor* sup = find(record.name);
+  if (sup == nullptr) {
+    supervisorFor(record);
+    return;
+  }
+  sup->setRecord(record);
+}
+
+namespace {
+
+Status gone(const std::string& name) {
+  return common::notFound("no instance named '" + name + "'");
+}
+
+}  // namespace
+
+void Controller::start(const std::string& name, Commit commit, Done done) {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return deferCall(&loop_, [done, name] { done(gone(name)); });
+  if (shutting_down_) {
+    return deferCall(&loop_, [done] {
+      done(Status(StatusCode::kUnavailable, "the controller is shutting down"));
+    });
+  }
+  sup->start(std::move(commit), [this, done](const Status& s) {
+    notifyStatus();
+    done(s);
+  });
+}
+
+void Controller::stop(const std::string& name, Done done) {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return deferCall(&loop_, [done, name] { done(gone(name)); });
+  sup->stop([this, done](const Status& s) {
+    notifyStatus();
+    done(s);
+  });
+}
+
+void Controller::restart(const std::string& name, Commit commit, Done done) {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return deferCall(&loop_, [done, name] { done(gone(name)); });
+  sup->restart(std::move(commit), done);
+}
+
+void Controller::reload(const std::string& name, Done done) {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return deferCall(&loop_, [done, name] { done(gone(name)); });
+  sup->reload(std::move(done));
+}
+
+void Controller::remove(const std::string& name, Commit commit, Done done) {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return deferCall(&loop_, [done, name] { done(gone(name)); });
+  sup->stop([this, name, commit, done](const Status& stopped) {
+    if (!stopped.ok()) return done(stopped);
+    Status removed = commit();
+    if (!removed.ok()) return done(removed);
+    auto it = supervisors_.find(name);
+    if (it != supervisors_.end()) {
+      // Freed on the next turn: this callback runs inside the supervisor.
+      removed_[name] = std::move(it->second);
+      supervisors_.erase(it);
+      deferCall(&loop_, [this, name] { removed_.erase(name); });
+    }
+    LOG_INFO("instance %s removed", name.c_str());
+    done(common::okStatus());
+  });
+}
+
+std::string Controller::runtimeState(const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  return sup == nullptr ? "stopped" : std::string(sup->stateName());
+}
+
+size_t Controller::processCount(const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  return sup == nullptr ? 0 : sup->liveProcesses();
+}
+
+ipc::Json Controller::processes(const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  return sup == nullptr ? ipc::Json::array() : sup->processes();
+}
+
+std::optional<common::config::SiteConfig> Controller::runningSite(const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return std::nullopt;
+  return sup->runningSite();
+}
+
+bool Controller::reloadPending(const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  return sup != nullptr && sup->runningConfigDiffers();
+}
+
+}  // namespace scalws::controller

@@ -1,0 +1,90 @@
+// Controller: scalws-controller's process (DESIGN.md "Processes"; issue 5). One libuv loop
+// on one thread runs everything: the control socket, one InstanceSupervisor per instance and
+// the signals. SQLite calls are short and made from that thread.
+//
+// Start-up, in order:
+//   1. the state directory's lock (a second controller refuses, naming the holder's pid);
+//   2. the state DB (migrations), the host CPUs (affinity minus --reserve-cpus);
+//   3. the control socket (refused when another controller answers on it);
+//   4. re-attach: every worker row of the DB is verified against /proc and connected to
+//      on its attach socket; those that answer keep serving, untouched;
+//   5. converge: instances whose desired state is running and that are not are started,
+//      those desired stopped that still have workers are stopped;
+//   6. READY=1 to systemd.
+// Shutdown: see systemd_integration.h for which signal stops the instances and which
+// leaves them serving for the next controller. A second signal during a graceful stop
+// leaves at once (the workers already asked to stop finish on their own).
+#pragma once
+
+#include <uv.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "controller/control_handlers.h"
+#include "controller/control_server.h"
+#include "controller/controller_options.h"
+#include "controller/instance_runtime.h"
+#include "controller/instance_supervisor.h"
+#include "controller/state/state_lock.h"
+#include "controller/state/state_store.h"
+#include "controller/systemd_integration.h"
+
+namespace scalws::controller {
+
+class Controller final : public InstanceRuntime {
+ public:
+  // Runs a controller until it is told to stop; returns the exit code (0 after a clean
+  // shutdown, 1 when it could not start).
+  static int run(const ControllerOptions& options);
+
+  // InstanceRuntime
+  void instanceStored(const state::InstanceRecord& record) override;
+  void start(const std::string& name, Commit commit, Done done) override;
+  void stop(const std::string& name, Done done) override;
+  void restart(const std::string& name, Commit commit, Done done) override;
+  void reload(const std::string& name, Done done) override;
+  void remove(const std::string& name, Commit commit, Done done) override;
+  std::string runtimeState(const std::string& name) const override;
+  size_t processCount(const std::string& name) const override;
+  ipc::Json processes(const std::string& name) const override;
+  std::optional<common::config::SiteConfig> runningSite(const std::string& name) const override;
+  bool reloadPending(const std::string& name) const override;
+
+  ~Controller() override;
+
+ private:
+  Controller(ControllerOptions options, state::StateLock lock, state::StateStore store,
+             std::string scalwsd, common::CpuSet reserved);
+
+  common::Status startUp();
+  void reattachAll();
+  void converge();
+  void beginShutdown(ShutdownMode mode);
+  void finishShutdown();
+  static void onSignal(uv_signal_t* handle, int signum);
+  InstanceSupervisor* find(const std::string& name) const;
+  InstanceSupervisor& supervisorFor(const state::InstanceRecord& record);
+  void notifyStatus();
+
+  ControllerOptions options_;
+  state::StateLock lock_;
+  state::StateStore store_;
+  std::string scalwsd_;
+  common::CpuSet reserved_;
+  uv_loop_t loop_{};
+  uv_signal_t signals_[4]{};
+  std::unique_ptr<ControlHandlers> handlers_;
+  std::unique_ptr<ControlServer> server_;
+  std::map<std::string, std::unique_ptr<InstanceSupervisor>> supervisors_;
+  std::map<std::string, std::unique_ptr<InstanceSupervisor>> removed_;  // freed next turn
+  size_t start_pending_ = 0;  // supervisors still re-attaching or converging
+  size_t stop_pending_ = 0;   // supervisors still stopping at shutdown
+  bool ready_ = false;
+  bool shutting_down_ = false;
+  int exit_code_ = 0;
+};
+
+}  // namespace scalws::controller

@@ -1,0 +1,82 @@
+#include "controller/controller_options.h"
+
+#include <charconv>
+
+#include "common/cpu_set.h"
+
+namespace scalws::controller {
+
+const char* const kControllerUsage =
+    "usage: scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]\n"
+    "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
+    "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
+    "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
+    "  --reserve-cpus LIST   CPUs never given to instances, e.g. 0 or 0,2-3\n"
+    "  --scalwsd PATH        the worker binary (default: scalwsd next to this program)\n"
+    "  --crash-limit N       unexpected worker exits within the window that mark an\n"
+    "                        instance failed (default 10)\n"
+    "  --crash-window SECS   that window (default 600)\n"
+    "Signals: SIGINT stops the instances gracefully, then the controller; SIGTERM does too,\n"
+    "except under a systemd restart job (then the instances keep serving for the next\n"
+    "controller); SIGUSR2 exits and leaves the instances serving.\n";
+
+namespace {
+
+bool parsePositive(const std::string& text, uint64_t max, uint64_t& out) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > max) {
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::string>& args) {
+  ControllerOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&](std::string& out) -> common::Status {
+      if (i + 1 >= args.size() || args[i + 1].empty()) {
+        return common::invalidArgument(arg + " needs a value");
+      }
+      out = args[++i];
+      return common::okStatus();
+    };
+    if (arg == "--help" || arg == "-h") {
+      o.help = true;
+    } else if (arg == "--version") {
+      o.version = true;
+    } else if (arg == "--state-dir") {
+      SCALWS_RETURN_IF_ERROR(value(o.state_dir));
+    } else if (arg == "--socket") {
+      SCALWS_RETURN_IF_ERROR(value(o.socket_path));
+    } else if (arg == "--reserve-cpus") {
+      SCALWS_RETURN_IF_ERROR(value(o.reserve_cpus));
+      common::Result<common::CpuSet> parsed = common::parseCpuList(o.reserve_cpus);
+      if (!parsed.ok())
+        return common::invalidArgument("--reserve-cpus: " + parsed.status().message());
+    } else if (arg == "--scalwsd") {
+      SCALWS_RETURN_IF_ERROR(value(o.scalwsd));
+    } else if (arg == "--crash-limit" || arg == "--crash-window") {
+      std::string text;
+      SCALWS_RETURN_IF_ERROR(value(text));
+      uint64_t n = 0;
+      if (!parsePositive(text, arg == "--crash-limit" ? 1'000'000 : 86'400 * 365, n)) {
+        return common::invalidArgument(arg + " needs a positive integer, not '" + text + "'");
+      }
+      if (arg == "--crash-limit") {
+        o.restart.crash_limit = static_cast<uint32_t>(n);
+      } else {
+        o.restart.crash_window_ms = n * 1000;
+      }
+    } else {
+      return common::invalidArgument("unknown argument '" + arg + "'");
+    }
+  }
+  return o;
+}
+
+}  // namespace scalws::controller

@@ -1,0 +1,37 @@
+// scalws-controller's command line (issue 5):
+//
+//   scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]
+//                     [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]
+//
+// --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
+// settings tune the crash-loop detection (restart_policy.h): N unexpected worker exits of
+// one instance within the window mark it failed. Parsing is pure; main.cpp runs it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "controller/restart_policy.h"
+
+namespace scalws::controller {
+
+inline constexpr const char* kDefaultStateDir = "/var/lib/scalws";
+inline constexpr const char* kDefaultSocketPath = "/run/scalws/control.sock";
+
+struct ControllerOptions {
+  std::string state_dir = kDefaultStateDir;
+  std::string socket_path = kDefaultSocketPath;
+  std::string reserve_cpus;  // cpulist; "" = none
+  std::string scalwsd;       // "" = next to this executable
+  RestartLimits restart;
+  bool help = false;
+  bool version = false;
+};
+
+// kInvalidArgument (a usage error: exit 2) with a message naming the bad argument.
+common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::string>& args);
+
+extern const char* const kControllerUsage;
+
+}  // namespace scalws::controller

@@ -1,0 +1,197 @@
+#include "controller/ctl/ctl_command.h"
+
+#include <charconv>
+#include <map>
+#include <set>
+
+namespace scalws::ctl {
+
+using common::Result;
+
+const char* const kCtlUsage =
+    "usage: scalwsctl [--socket PATH] [--json] COMMAND\n"
+    "  status                               the controller and the host\n"
+    "  cpu list                             CPUs and who holds them\n"
+    "  instance list                        every instance\n"
+    "  instance show NAME [--events N]      one instance: config, CPUs, processes, events\n"
+    "  instance logs NAME [--limit N]       its recent events\n"
+    "  instance add NAME --config FILE [--mode multi|single] [--cpus N] [--user USER]\n"
+    "                    [--shared-cpus]    store a new instance (stopped)\n"
+    "  instance set NAME --config FILE      replace its config (applied on reload)\n"
+    "  instance remove NAME                 stop it and delete it\n"
+    "  instance start|stop|restart|reload NAME\n"
+    "The socket: --socket, else $SCALWS_SOCKET, else /run/scalws/control.sock.\n"
+    "Exit codes: 0 done, 1 the operation failed or was refused, 2 usage error.\n";
+
+std::chrono::milliseconds CtlCommand::timeout() const {
+  // A start waits for every worker; a stop for in-flight requests (shutdown timeout).
+  return write ? std::chrono::milliseconds(120'000) : std::chrono::milliseconds(15'000);
+}
+
+namespace {
+
+common::Status usage(const std::string& message) {
+  return common::invalidArgument(message);
+}
+
+bool parseCount(const std::string& text, uint64_t max, uint64_t& out) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > max) {
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+struct Spec {
+  std::string op;
+  bool needs_name;
+  bool write;
+  std::set<std::string> options;  // the command's own options (beyond --socket, --json)
+};
+
+const std::map<std::string, Spec>& commands() {
+  static const std::map<std::string, Spec> table = {
+      {"status", {"status", false, false, {}}},
+      {"cpu list", {"cpu.list", false, false, {}}},
+      {"instance list", {"instance.list", false, false, {}}},
+      {"instance show", {"instance.show", true, false, {"--events"}}},
+      {"instance logs", {"instance.logs", true, false, {"--limit"}}},
+      {"instance add",
+       {"instance.add", true, true, {"--config", "--mode", "--cpus", "--user", "--shared-cpus"}}},
+      {"instance set", {"instance.set", true, true, {"--config"}}},
+      {"instance remove", {"instance.remove", true, true, {}}},
+      {"instance start", {"instance.start", true, true, {}}},
+      {"instance stop", {"instance.stop", true, true, {}}},
+      {"instance restart", {"instance.restart", true, true, {}}},
+      {"instance reload", {"instance.reload", true, true, {}}},
+  };
+  return table;
+}
+
+bool takesValue(const std::string& option) {
+  return option != "--shared-cpus" && option != "--json";
+}
+
+}  // namespace
+
+Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char* env_socket) {
+  CtlCommand cmd;
+  std::vector<std::string> words;
+  std::map<std::string, std::string> options;
+  std::string socket;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h" || a == "help") {
+      cmd.help = true;
+      return cmd;
+    }
+    if (a == "--version") {
+      cmd.version = true;
+      return cmd;
+    }
+    if (a == "--json") {
+      cmd.json = true;
+    } else if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
+      std::string name = a;
+      std::string value;
+      size_t eq = a.find('=');
+      bool inline_value = eq != std::string::npos;
+      if (inline_value) {
+        name = a.substr(0, eq);
+        value = a.substr(eq + 1);
+      }
+      if (options.count(name) != 0 || (name == "--socket" && !socket.empty())) {
+        return usage(name + " given twice");
+      }
+      if (name == "--shared-cpus") {
+        if (inline_value) return usage("--shared-cpus takes no value");
+        options[name] = "";
+        continue;
+      }
+      if (!inline_value) {
+        if (i + 1 >= args.size()) return usage(name + " needs a value");
+        value = args[++i];
+      }
+      if (value.empty()) return usage(name + " needs a non-empty value");
+      if (name == "--socket") {
+        socket = value;
+      } else {
+        options[name] = value;
+      }
+    } else if (a.size() > 1 && a[0] == '-') {
+      return usage("unknown option " + a);
+    } else {
+      words.push_back(a);
+    }
+  }
+  cmd.socket = !socket.empty()                                ? socket
+               : env_socket != nullptr && *env_socket != '\0' ? env_socket
+                                                              : kDefaultSocket;
+  if (words.empty()) return usage("no command given");
+
+  const Spec* spec = nullptr;
+  size_t used = 0;
+  for (size_t n = std::min<size_t>(2, words.size()); n >= 1 && spec == nullptr; --n) {
+    std::string key = words[0];
+    for (size_t i = 1; i < n; ++i) key += " " + words[i];
+    auto it = commands().find(key);
+    if (it != commands().end()) {
+      spec = &it->second;
+      used = n;
+    }
+  }
+  if (spec == nullptr) {
+    std::string what = words[0] + (words.size() > 1 ? " " + words[1] : "");
+    return usage("unknown command '" + what + "'");
+  }
+  cmd.op = spec->op;
+  cmd.write = spec->write;
+  if (spec->needs_name) {
+    if (words.size() <= used) return usage(cmd.op + " needs an instance NAME");
+    cmd.args["name"] = words[used++];
+  }
+  if (words.size() > used) return usage("unexpected argument '" + words[used] + "'");
+  for (const auto& [name, value] : options) {
+    if (spec->options.count(name) == 0) {
+      return usage(std::string(takesValue(name) ? "option " : "") + name + " does not go with '" +
+                   cmd.op + "'");
+    }
+  }
+
+  auto get = [&](const char* name) -> const std::string* {
+    auto it = options.find(name);
+    return it == options.end() ? nullptr : &it->second;
+  };
+  if (cmd.op == "instance.add" || cmd.op == "instance.set") {
+    const std::string* config = get("--config");
+    if (config == nullptr) return usage(cmd.op + " needs --config FILE");
+    cmd.config_file = *config;
+  }
+  if (const std::string* mode = get("--mode")) {
+    if (*mode != "multi" && *mode != "single") {
+      return usage("--mode must be multi or single, not '" + *mode + "'");
+    }
+    cmd.args["mode"] = *mode;
+  }
+  if (const std::string* cpus = get("--cpus")) {
+    uint64_t n = 0;
+    if (!parseCount(*cpus, 4096, n)) return usage("--cpus needs a count from 1 to 4096");
+    cmd.args["cpus"] = n;
+  }
+  if (const std::string* user = get("--user")) cmd.args["user"] = *user;
+  if (get("--shared-cpus") != nullptr) cmd.args["shared_cpus"] = true;
+  for (const char* name : {"--events", "--limit"}) {
+    if (const std::string* value = get(name)) {
+      uint64_t n = 0;
+      if (!parseCount(*value, 1000, n)) {
+        return usage(std::string(name) + " needs a count from 1 to 1000");
+      }
+      cmd.args[name == std::string("--events") ? "events" : "limit"] = n;
+    }
+  }
+  return cmd;
+}
+
+}  // namespace scalws::ctl

@@ -1,0 +1,52 @@
+// scalwsctl's command line, parsed without touching anything (issue 5 "scalwsctl"):
+//
+//   scalwsctl [--socket PATH] [--json] COMMAND
+//     status
+//     cpu list
+//     instance list
+//     instance show NAME [--events N]
+//     instance logs NAME [--limit N]
+//     instance add NAME --config FILE [--mode multi|single] [--cpus N] [--user USER]
+//                                     [--shared-cpus]
+//     instance set NAME --config FILE
+//     instance remove NAME
+//     instance start|stop|restart|reload NAME
+//
+// --socket and --json may stand anywhere; the socket is --socket, else $SCALWS_SOCKET,
+// else /run/scalws/control.sock. A malformed command line is a usage error (exit 2) found
+// here, before any connection; what only the controller can judge (names, users, configs,
+// CPUs) it refuses itself (exit 1). Either way nothing changes.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ipc/message.h"
+
+namespace scalws::ctl {
+
+inline constexpr const char* kDefaultSocket = "/run/scalws/control.sock";
+
+struct CtlCommand {
+  std::string socket;
+  bool json = false;
+  bool help = false;
+  bool version = false;
+  std::string op;  // the op table name: "instance.add"
+  ipc::Json args = ipc::Json::object();
+  std::string config_file;  // for add/set: read by the caller into args.config
+  bool write = false;       // changes state (and may wait for workers)
+
+  std::chrono::milliseconds timeout() const;
+};
+
+// kInvalidArgument (usage error) with a message for people. env_socket: $SCALWS_SOCKET or
+// nullptr.
+common::Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args,
+                                        const char* env_socket);
+
+extern const char* const kCtlUsage;
+
+}  // namespace scalws::ctl

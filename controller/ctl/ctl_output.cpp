@@ -1,0 +1,205 @@
+#include "controller/ctl/ctl_output.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+namespace scalws::ctl {
+
+using ipc::Json;
+
+namespace {
+
+std::string str(const Json& j, const char* key, const char* fallback = "-") {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (it->is_string()) return it->get<std::string>().empty() ? fallback : it->get<std::string>();
+  if (it->is_boolean()) return it->get<bool>() ? "yes" : "no";
+  return it->dump();
+}
+
+int64_t num(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<int64_t>() : 0;
+}
+
+std::string line(const std::string& key, const std::string& value) {
+  std::string out = key;
+  out.resize(std::max<size_t>(key.size() + 1, 14), ' ');
+  return out + value + "\n";
+}
+
+std::string instanceLine(const Json& r) {
+  std::string out = "instance " + str(r, "name") + ": " + str(r, "status");
+  std::string reason = str(r, "reason", "");
+  if (!reason.empty()) out += " (" + reason + ")";
+  out += ", desired " + str(r, "desired") + ", CPUs " + str(r, "assigned_cpus") + ", " +
+         std::to_string(num(r, "process_count")) + " process(es)\n";
+  return out;
+}
+
+std::string eventsTable(const Json& events) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& e : events) {
+    rows.push_back({formatTime(num(e, "time_ms")), str(e, "kind"), str(e, "message")});
+  }
+  return renderTable({"TIME", "EVENT", "MESSAGE"}, rows);
+}
+
+std::string renderStatus(const Json& r) {
+  std::string out;
+  out += line("controller", "pid " + str(r, "pid") + ", up " + formatDuration(num(r, "uptime_ms")) +
+                                ", version " + str(r, "version"));
+  out += line("state dir", str(r, "state_dir"));
+  out += line("socket", str(r, "socket"));
+  out += line("host CPUs",
+              str(r, "host_cpus") + " (reserved: " + str(r, "reserved_cpus", "none") + ")");
+  const Json& c = r.contains("instances") ? r["instances"] : Json::object();
+  out +=
+      line("instances", std::to_string(num(c, "total")) + ": " + std::to_string(num(c, "running")) +
+                            " running, " + std::to_string(num(c, "starting")) + " starting, " +
+                            std::to_string(num(c, "stopping")) + " stopping, " +
+                            std::to_string(num(c, "stopped")) + " stopped, " +
+                            std::to_string(num(c, "failed")) + " failed");
+  out += line("processes", std::to_string(num(r, "processes")));
+  return out;
+}
+
+std::string renderCpus(const Json& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& c : r.value("cpus", Json::array())) {
+    std::string holder = str(c, "exclusive", "");
+    std::string state = "exclusive";
+    if (holder.empty()) {
+      for (const Json& s : c.value("shared", Json::array())) {
+        holder += (holder.empty() ? "" : ", ") + s.get<std::string>();
+      }
+      state = holder.empty() ? "free" : "shared";
+    }
+    if (!c.value("in_host", true)) state += " (not a host CPU now)";
+    rows.push_back({str(c, "cpu"), state, holder.empty() ? "-" : holder});
+  }
+  return renderTable({"CPU", "STATE", "INSTANCES"}, rows);
+}
+
+std::string renderList(const Json& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& i : r.value("instances", Json::array())) {
+    rows.push_back({str(i, "name"), str(i, "mode"),
+                    str(i, "assigned_cpus") + (i.value("shared_cpus", false) ? " (shared)" : ""),
+                    str(i, "user"), str(i, "desired"), str(i, "status"),
+                    std::to_string(num(i, "process_count")), str(i, "reason", "")});
+  }
+  if (rows.empty()) return "no instances\n";
+  return renderTable({"NAME", "MODE", "CPUS", "USER", "DESIRED", "STATUS", "PROCS", "REASON"},
+                     rows);
+}
+
+std::string renderShow(const Json& r) {
+  std::string out;
+  out += line("name", str(r, "name"));
+  out += line("mode", str(r, "mode"));
+  out +=
+      line("cpus", str(r, "assigned_cpus") + " (" + std::to_string(num(r, "cpus")) + " wanted, " +
+                       (r.value("shared_cpus", false) ? "shared" : "exclusive") + ")");
+  out += line("user", str(r, "user"));
+  out += line("desired", str(r, "desired"));
+  std::string status = str(r, "status");
+  if (!str(r, "reason", "").empty()) status += ": " + str(r, "reason");
+  out += line("status", status);
+  out += line("config", str(r, "config_path"));
+  const Json& config = r.contains("config") ? r["config"] : Json::object();
+  if (config.contains("error")) {
+    out += line("", "does not load: " + str(config, "error"));
+  } else {
+    std::string listen;
+    for (const Json& l : config.value("listen", Json::array())) {
+      listen += (listen.empty() ? "" : ", ") + l.get<std::string>();
+    }
+    out += line("listen", listen.empty() ? "-" : listen);
+    out += line("routes", std::to_string(num(config, "routes")));
+  }
+  if (r.value("reload_pending", false)) {
+    out += line("", "the stored config differs from the running one: reload to apply it");
+  }
+  out += line("created", formatTime(num(r, "created_ms")));
+  out += line("updated", formatTime(num(r, "updated_ms")));
+  std::vector<std::vector<std::string>> procs;
+  for (const Json& p : r.value("processes", Json::array())) {
+    std::string state = str(p, "state");
+    if (p.contains("restart_in_ms")) state += " in " + formatDuration(num(p, "restart_in_ms"));
+    if (p.value("attached", false)) state += " (re-attached)";
+    procs.push_back({str(p, "slot"), num(p, "pid") == 0 ? "-" : str(p, "pid"), str(p, "cpus"),
+                     state, num(p, "started_ms") == 0 ? "-" : formatTime(num(p, "started_ms")),
+                     str(p, "restarts")});
+  }
+  out += "\nprocesses:\n";
+  out += procs.empty()
+             ? "  none\n"
+             : renderTable({"SLOT", "PID", "CPUS", "STATE", "STARTED", "RESTARTS"}, procs);
+  out += "\nevents (newest first):\n";
+  const Json& events = r.value("events", Json::array());
+  out += events.empty() ? "  none\n" : eventsTable(events);
+  return out;
+}
+
+}  // namespace
+
+std::string renderTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], row[i].size());
+    }
+  }
+  auto render = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i < width.size(); ++i) {
+      std::string cell = i < cells.size() ? cells[i] : "";
+      out += cell;
+      if (i + 1 < width.size()) out += std::string(width[i] - cell.size() + 2, ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = render(header);
+  for (const auto& row : rows) out += render(row);
+  return out;
+}
+
+std::string formatTime(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  time_t seconds = static_cast<time_t>(unix_ms / 1000);
+  struct tm tm;
+  localtime_r(&seconds, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string formatDuration(int64_t ms) {
+  if (ms < 0) ms = 0;
+  int64_t s = ms / 1000;
+  if (s < 60) return s == 0 && ms > 0 ? std::to_string(ms) + "ms" : std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m " + std::to_string(s % 60) + "s";
+  if (s < 86400) return std::to_string(s / 3600) + "h " + std::to_string(s % 3600 / 60) + "m";
+  return std::to_string(s / 86400) + "d " + std::to_string(s % 86400 / 3600) + "h";
+}
+
+std::string renderResult(const std::string& op, const Json& result) {
+  if (op == "status") return renderStatus(result);
+  if (op == "cpu.list") return renderCpus(result);
+  if (op == "instance.list") return renderList(result);
+  if (op == "instance.show") return renderShow(result);
+  if (op == "instance.logs") {
+    const Json& events = result.value("events", Json::array());
+    return events.empty() ? "no events\n" : eventsTable(events);
+  }
+  if (op == "instance.remove") return "removed\n";
+  if (result.contains("name")) return instanceLine(result);
+  return "done\n";
+}
+
+}  // namespace scalws::ctl

@@ -1,0 +1,53 @@
+// The listening sockets of an instance, bound by the controller (so ports below 1024 work
+// and workers never bind): for each worker slot, one SO_REUSEPORT socket per [[listen]] and
+// per loop of that worker. The controller keeps its copies while the instance runs, so a
+// worker that dies leaves its accept queue to its replacement instead of resetting it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config/site_config.h"
+#include "common/status.h"
+#include "common/unique_fd.h"
+#include "ipc/message.h"
+
+namespace scalws::controller {
+
+struct ListenerSpec {
+  uint32_t loop = 0;
+  std::string address;
+  uint16_t port = 0;
+  bool tls = false;
+};
+
+// One worker's listeners: specs[i] describes fds[i].
+struct SlotListeners {
+  std::vector<ListenerSpec> specs;
+  std::vector<common::UniqueFd> fds;
+
+  // The `listeners` message args ({"listeners":[{loop,address,port,tls}]}).
+  ipc::Json toJson() const;
+  // Copies of every fd (close-on-exec), to hand to a worker while keeping ours.
+  common::Result<std::vector<common::UniqueFd>> duplicateFds() const;
+};
+
+// Binds one socket as DESIGN.md wants listeners: SO_REUSEADDR + SO_REUSEPORT, IPv6 sockets
+// v6-only, non-blocking, close-on-exec, backlog 4096.
+common::Result<common::UniqueFd> bindListener(const common::config::ListenConfig& listen);
+
+// Whether anyone listens on the address already. SO_REUSEPORT lets a socket join another
+// process's group on the same port (any process of the same uid: root here), where it would
+// silently share that process's traffic; so a start first binds a probe without
+// SO_REUSEPORT, which fails (kAlreadyExists) when the address is taken in any way.
+common::Status checkAddressFree(const common::config::ListenConfig& listen);
+
+// Every listener of a worker with `loops` loops: loop-major, then [[listen]] order.
+common::Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site,
+                                                uint32_t loops);
+
+// The port a socket is bound to (0 when it is not a bound TCP socket).
+uint16_t boundPort(int fd);
+
+}  // namespace scalws::controller

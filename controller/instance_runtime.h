@@ -1,0 +1,49 @@
+// InstanceRuntime: what the control handlers need from the part that runs processes (the
+// Controller, over its InstanceSupervisors), as an interface so the handlers can be tested
+// with a fake one.
+//
+// Every operation calls `done` exactly once, on the loop thread, never from inside the
+// call. `commit` is run once the operation is sure to go ahead (for start: after the
+// listeners are bound) and persists what the operator asked for; if it fails, the
+// operation stops there and reports that error. Operations on one instance run in the
+// order they were asked for.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "common/config/site_config.h"
+#include "common/status.h"
+#include "controller/state/records.h"
+#include "ipc/message.h"
+
+namespace scalws::controller {
+
+class InstanceRuntime {
+ public:
+  using Done = std::function<void(const common::Status&)>;
+  using Commit = std::function<common::Status()>;
+
+  virtual ~InstanceRuntime() = default;
+
+  // The DB row was created or changed (instance add / set).
+  virtual void instanceStored(const state::InstanceRecord& record) = 0;
+
+  virtual void start(const std::string& name, Commit commit, Done done) = 0;
+  virtual void stop(const std::string& name, Done done) = 0;
+  virtual void restart(const std::string& name, Commit commit, Done done) = 0;
+  virtual void reload(const std::string& name, Done done) = 0;
+  // Stops the instance, then runs `commit` (the DB delete), then forgets it.
+  virtual void remove(const std::string& name, Commit commit, Done done) = 0;
+
+  // What runs: "stopped", "starting", "running", "stopping" or "failed".
+  virtual std::string runtimeState(const std::string& name) const = 0;
+  virtual size_t processCount(const std::string& name) const = 0;
+  virtual ipc::Json processes(const std::string& name) const = 0;
+  // The config its workers run, when they run.
+  virtual std::optional<common::config::SiteConfig> runningSite(const std::string& name) const = 0;
+  virtual bool reloadPending(const std::string& name) const = 0;
+};
+
+}  // namespace scalws::controller

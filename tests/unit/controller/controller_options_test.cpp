@@ -1,0 +1,53 @@
+#include "controller/controller_options.h"
+
+#include <gtest/gtest.h>
+
+namespace scalws::controller {
+namespace {
+
+using common::StatusCode;
+
+TEST(ControllerOptionsTest, DefaultsAreTheIssuesPaths) {
+  auto o = parseControllerArgs({});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->state_dir, "/var/lib/scalws");
+  EXPECT_EQ(o->socket_path, "/run/scalws/control.sock");
+  EXPECT_EQ(o->reserve_cpus, "");
+  EXPECT_EQ(o->restart.crash_limit, RestartLimits().crash_limit);
+}
+
+TEST(ControllerOptionsTest, EveryFlag) {
+  auto o =
+      parseControllerArgs({"--state-dir", "/s", "--socket", "/r/c.sock", "--reserve-cpus", "0,2-3",
+                           "--scalwsd", "/bin/w", "--crash-limit", "3", "--crash-window", "20"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->state_dir, "/s");
+  EXPECT_EQ(o->socket_path, "/r/c.sock");
+  EXPECT_EQ(o->reserve_cpus, "0,2-3");
+  EXPECT_EQ(o->scalwsd, "/bin/w");
+  EXPECT_EQ(o->restart.crash_limit, 3u);
+  EXPECT_EQ(o->restart.crash_window_ms, 20'000u);
+}
+
+TEST(ControllerOptionsTest, UsageErrors) {
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"--state-dir"},
+                                             {"--state-dir", ""},
+                                             {"--reserve-cpus", "3-1"},
+                                             {"--crash-limit", "0"},
+                                             {"--crash-limit", "x"},
+                                             {"--crash-window", "-5"},
+                                             {"--bogus"},
+                                             {"extra"}}) {
+    auto o = parseControllerArgs(bad);
+    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument) << bad[0];
+  }
+}
+
+TEST(ControllerOptionsTest, HelpAndVersion) {
+  EXPECT_TRUE(parseControllerArgs({"--help"})->help);
+  EXPECT_TRUE(parseControllerArgs({"--version"})->version);
+}
+
+}  // namespace
+}  // namespace scalws::controller

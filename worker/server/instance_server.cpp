@@ -1,0 +1,125 @@
+#include "worker/server/instance_server.h"
+
+#include <uv.h>
+
+#include <csignal>
+#include <memory>
+
+#include "common/log.h"
+#include "worker/server/instance_loops.h"
+#include "worker/server/instance_session.h"
+#include "worker/server/worker_sandbox.h"
+
+namespace scalws::worker {
+namespace {
+
+class InstanceServer final : public InstanceHost {
+ public:
+  InstanceServer(const std::string& instance, int ipc_fd, int attach_fd) {
+    uv_loop_init(&uv_);
+    session_ = std::make_unique<InstanceSession>(&uv_, instance, common::UniqueFd(ipc_fd),
+                                                 common::UniqueFd(attach_fd), *this);
+  }
+  ~InstanceServer() override {
+    loops_.reset();
+    session_.reset();
+    uv_run(&uv_, UV_RUN_NOWAIT);  // close callbacks of what the session still held
+    uv_loop_close(&uv_);
+  }
+
+  int run() {
+    for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_}) {
+      uv_signal_init(&uv_, s);
+      s->data = this;
+    }
+    uv_signal_start(&sigterm_, &InstanceServer::onSignal, SIGTERM);
+    uv_signal_start(&sigint_, &InstanceServer::onSignal, SIGINT);
+    uv_signal_start(&sighup_, &InstanceServer::onSignal, SIGHUP);
+    common::Status started = session_->start();
+    if (!started.ok()) {
+      LOG_ERROR("cannot talk to the controller: %s", started.message().c_str());
+      return 1;
+    }
+    uv_run(&uv_, UV_RUN_DEFAULT);
+    if (loops_) loops_->join();
+    return exit_code_;
+  }
+
+  common::Result<ipc::Json> goLive(const InstancePlan& plan) override {
+    std::vector<std::vector<ListenerSocket>> per_loop(plan.settings.loops);
+    for (const InstanceListener& l : plan.listeners) {
+      per_loop[l.loop].push_back(ListenerSocket{l.fd.get(), l.port, l.tls});
+    }
+    // Before any loop thread exists: credentials and Landlock bind this thread and what it
+    // starts afterwards. No config path: the worker never reads its config from disk.
+    common::Result<sandbox::SandboxReport> report = enterSandbox(*plan.snapshot, "");
+    if (!report.ok()) {
+      return common::Status(report.status().code(), "sandbox: " + report.status().message());
+    }
+    loops_ = std::make_unique<InstanceLoops>(&uv_, plan.snapshot, std::move(per_loop));
+    loops_->start([this] { closeHandles(); });
+    LOG_INFO("instance %s: serving, slot %u, %zu loop(s)", plan.settings.instance.c_str(),
+             plan.settings.slot, loops_->size());
+    return report->toJson();
+  }
+
+  void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot,
+                     std::function<void()> on_applied) override {
+    if (!loops_) return on_applied();
+    loops_->broadcastSnapshot(snapshot, std::move(on_applied));
+  }
+
+  void stop() override {
+    if (loops_) {
+      loops_->shutdown();
+    } else {
+      closeHandles();
+    }
+  }
+
+  void fail(const common::Status& status) override {
+    LOG_ERROR("%s", status.message().c_str());
+    exit_code_ = 1;
+    if (loops_) {
+      loops_->shutdown();  // serving already: drain, then go
+    } else {
+      closeHandles();
+    }
+  }
+
+ private:
+  static void onSignal(uv_signal_t* handle, int signum) {
+    auto* self = static_cast<InstanceServer*>(handle->data);
+    if (signum == SIGHUP) return;
+    LOG_INFO("signal %d: stopping gracefully", signum);
+    self->session_->requestStop();
+  }
+
+  void closeHandles() {
+    if (closed_) return;
+    closed_ = true;
+    session_->close();
+    for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_}) {
+      uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
+    }
+  }
+
+  uv_loop_t uv_{};
+  uv_signal_t sigterm_{};
+  uv_signal_t sigint_{};
+  uv_signal_t sighup_{};
+  std::unique_ptr<InstanceSession> session_;
+  std::unique_ptr<InstanceLoops> loops_;
+  int exit_code_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+int runInstanceWorker(const std::string& instance, int ipc_fd, int attach_fd) {
+  common::log::setProgramName("scalwsd[" + instance + "]");
+  InstanceServer server(instance, ipc_fd, attach_fd);
+  return server.run();
+}
+
+}  // namespace scalws::worker

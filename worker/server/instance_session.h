@@ -1,0 +1,167 @@
+// InstanceSession: scalwsd's side of the controller channel in instance mode
+// (`scalwsd --instance NAME --ipc-fd N --attach-fd M`, DESIGN.md "Processes", "IPC").
+//
+// The conversation (every request is answered; ops as in ipc/ops.cpp):
+//   worker -> hello      {pid, instance, attached:false, attach_address}
+//   ctl    -> config     {instance, slot, mode:"multi"|"single", loops, cpus:"0-1", user,
+//                         config:"<TOML without [server]>", config_path, controller_uid}
+//                         the worker loads and builds its snapshot; an error reply says why
+//   ctl    -> listeners  {listeners:[{loop, address, port, tls}]} + one fd per entry, in
+//                         order: bound, listening sockets (the worker never binds)
+//   worker -> ready      {ok:true, pid, loops, listeners:[{loop, address, port, tls, fd}],
+//                         sandbox:{...}} once it serves, or {ok:false, error} and it exits
+//   ctl    -> reload     {config, config_path}: swap to a new snapshot in place, answered
+//                         once every loop uses it; refused (error reply, old config kept)
+//                         when invalid or the listen addresses differ
+//   ctl    -> stop       {}: acknowledged at once, then a graceful stop; the process exits
+//                         0 when the last connection is done (shutdown_timeout at most)
+//
+// The controller may die, the site may not: when the channel closes after the worker
+// serves, it keeps serving and waits on its attach socket (an abstract Unix socket the
+// controller created and listened on before exec, inherited as --attach-fd). A new
+// controller connects there; the session accepts it only when no channel is open and the
+// peer's uid (SO_PEERCRED) is 0 or the uid that started this worker, then says
+//   worker -> hello      {pid, instance, slot, attached:true, state:"serving"|"stopping",
+//                         attach_address, mode, loops, cpus, user, config, config_path,
+//                         listeners:[{loop, address, port, tls, fd}]}
+// and the conversation goes on with reload/stop as before. The fd numbers let the new
+// controller take copies of the listeners (pidfd_getfd) so a crashed worker's queue is
+// kept for its replacement. A channel that closes before the worker serves ends it: it
+// has nothing to serve and no controller to tell.
+//
+// Single-threaded: everything runs on the main uv loop (loop 0 of the worker shares it).
+#pragma once
+
+#include <sys/types.h>
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/cpu_set.h"
+#include "common/status.h"
+#include "common/unique_fd.h"
+#include "ipc/endpoint.h"
+#include "worker/config_snapshot.h"
+
+namespace scalws::worker {
+
+// One listener as the controller described it; the fd is owned by the plan.
+struct InstanceListener {
+  uint32_t loop = 0;
+  std::string address;
+  uint16_t port = 0;
+  bool tls = false;
+  common::UniqueFd fd;
+};
+
+// What the controller said this worker is (the `config` message).
+struct InstanceSettings {
+  std::string instance;
+  uint32_t slot = 0;
+  common::config::WorkerMode mode = common::config::WorkerMode::kMulti;
+  uint32_t loops = 1;
+  common::CpuSet cpus;
+  std::string user;
+  uid_t controller_uid = 0;
+};
+
+// Parses a `config` message's args (everything but the TOML itself). Pure.
+common::Result<InstanceSettings> parseInstanceSettings(const ipc::Json& args);
+
+// Loads TOML text the controller sent (never a [server] table) and builds the snapshot with
+// the server settings taken from `settings`: mode, loops, CPUs and user. Pure.
+common::Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
+    const std::string& text, const std::string& config_path, const InstanceSettings& settings);
+
+// What the session hands its host once config and listeners are in.
+struct InstancePlan {
+  InstanceSettings settings;
+  std::shared_ptr<const ConfigSnapshot> snapshot;
+  std::vector<InstanceListener> listeners;
+};
+
+// The serving side, implemented by the real worker (instance_server.cpp) and by tests.
+class InstanceHost {
+ public:
+  virtual ~InstanceHost() = default;
+  // Sandboxes the process and starts the loops on `plan`. The result is the `sandbox`
+  // object of the ready message; an error ends the worker (after ready{ok:false}).
+  virtual common::Result<ipc::Json> goLive(const InstancePlan& plan) = 0;
+  // Swaps every loop to `snapshot`; `on_applied` fires (on the main thread, possibly
+  // later) once new requests start on it.
+  virtual void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot,
+                             std::function<void()> on_applied) = 0;
+  // Graceful stop; the host calls InstanceSession::close() once every loop drained.
+  virtual void stop() = 0;
+  // The worker cannot go on (no controller before serving, or it could not go live):
+  // the host ends the process with `status` as the reason.
+  virtual void fail(const common::Status& status) = 0;
+};
+
+class InstanceSession {
+ public:
+  enum class State {
+    kHello,
+    kAwaitConfig,
+    kAwaitListeners,
+    kGoingLive,
+    kServing,
+    kStopping,
+    kClosed
+  };
+
+  // `channel`: the socketpair end (--ipc-fd); `attach`: the listening attach socket
+  // (--attach-fd), may be invalid (then no re-attach is possible).
+  InstanceSession(uv_loop_t* loop, std::string instance, common::UniqueFd channel,
+                  common::UniqueFd attach, InstanceHost& host);
+  ~InstanceSession();
+  InstanceSession(const InstanceSession&) = delete;
+  InstanceSession& operator=(const InstanceSession&) = delete;
+
+  // Opens the channel and sends hello. An error means nothing was started.
+  common::Status start();
+  // Closes the channel and the attach socket so the loop can end. Idempotent.
+  void close();
+  // A graceful stop asked for by a signal rather than the controller (same as `stop`).
+  void requestStop();
+
+  State state() const { return state_; }
+  bool channelOpen() const { return endpoint_ != nullptr && endpoint_->isOpen(); }
+  // The abstract name the attach socket is bound to, hex-encoded ("" without one).
+  const std::string& attachAddress() const { return attach_address_; }
+
+ private:
+  common::Status openChannel(common::UniqueFd fd, bool attached);
+  void registerHandlers();
+  ipc::Json helloArgs(bool attached) const;
+  ipc::Json listenersJson(bool with_fds) const;
+  void onConfig(const ipc::Message& request, ipc::Replier replier);
+  void onListeners(const ipc::Message& request, std::vector<common::UniqueFd> fds,
+                   ipc::Replier replier);
+  void onReload(const ipc::Message& request, ipc::Replier replier);
+  void onStop(ipc::Replier replier);
+  void goLive();
+  void onChannelClosed(const common::Status& why);
+  void acceptAttach();
+  static void onAttachReadable(uv_poll_t* handle, int status, int events);
+
+  uv_loop_t* loop_;
+  std::string instance_;
+  InstanceHost& host_;
+  State state_ = State::kHello;
+  common::UniqueFd endpoint_fd_;  // the --ipc-fd channel until start() opens it
+  std::unique_ptr<ipc::Endpoint> endpoint_;
+  common::UniqueFd attach_fd_;
+  std::string attach_address_;
+  uv_poll_t* attach_poll_ = nullptr;  // freed by its close callback
+  uv_timer_t* go_live_timer_ = nullptr;
+
+  InstancePlan plan_;
+  std::string config_text_;
+  std::string config_path_;
+};
+
+}  // namespace scalws::worker
