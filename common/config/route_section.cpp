@@ -8,6 +8,7 @@ namespace {
 constexpr ActionParser kActionParsers[] = {
     {"respond", parseRespondAction},
     {"static", parseStaticAction},
+    {"php", parsePhpAction},
 };
 
 std::string actionNames() {
