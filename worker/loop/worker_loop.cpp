@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "worker/handlers/fastcgi/exchange.h"
+#include "worker/handlers/fastcgi/loop_pools.h"
 #include "worker/http1/connection.h"
 
 namespace scalws::worker {
@@ -40,6 +42,11 @@ WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
 
 WorkerLoop::~WorkerLoop() {
   if (access_log_) access_log_->flush();
+}
+
+fastcgi::LoopPools& WorkerLoop::fastcgiPools() {
+  if (!fastcgi_pools_) fastcgi_pools_ = std::make_unique<fastcgi::LoopPools>(*this);
+  return *fastcgi_pools_;
 }
 
 void WorkerLoop::addListener(const ListenerSocket& socket) {
@@ -220,6 +227,8 @@ void WorkerLoop::maybeFinishShutdown() {
   if (connection_count_ > 0 || handles_closed_) return;
   handles_closed_ = true;
   if (access_log_) access_log_->flush();
+  // Kept PHP pool connections are handles too.
+  if (fastcgi_pools_) fastcgi_pools_->closeIdle();
   // Closing the last handles lets uv_run return.
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);

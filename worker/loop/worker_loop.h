@@ -20,6 +20,10 @@
 #include "worker/loop/timeout_queue.h"
 #include "worker/net/buffer_pool.h"
 
+namespace scalws::worker::fastcgi {
+class LoopPools;
+}
+
 namespace scalws::worker {
 
 class ClientConnection;
@@ -56,6 +60,8 @@ class WorkerLoop {
   BufferPool& buffers() { return buffers_; }
   common::DateCache& date() { return date_; }
   AccessLog* accessLog() { return access_log_.get(); }
+  // This loop's PHP pool connections and FastCGI request state, made on first use.
+  fastcgi::LoopPools& fastcgiPools();
   uint64_t nextRequestId() { return (++request_counter_ << 8) | index_; }
   void armTimeout(TimeoutEntry& entry, uint64_t duration_ms);
   void disarmTimeout(TimeoutEntry& entry) { timeouts_.disarm(entry); }
@@ -103,6 +109,7 @@ class WorkerLoop {
   uv_timer_t flush_timer_{};
   uv_timer_t shutdown_timer_{};
   std::unique_ptr<AccessLog> access_log_;
+  std::unique_ptr<fastcgi::LoopPools> fastcgi_pools_;
 
   uv_async_t async_{};
   std::mutex pending_mutex_;
