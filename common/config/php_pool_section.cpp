@@ -52,8 +52,6 @@ void readAddress(TableReader& table, PhpPoolConfig& pool) {
     Result<ListenAddress> parsed = parseListenAddress(literal);
     if (!parsed.ok()) {
       table.error(*value, "address", parsed.status().message());
-    } else if (parsed->port == 0) {
-      table.error(*value, "address", "port 0 is not a port to connect to");
     } else {
       pool.kind = PhpPoolConfig::Kind::kTcp;
       pool.host = parsed->host;

@@ -44,15 +44,15 @@ TEST(PhpAction, Refusals) {
   EXPECT_EQ(snippetErrors(std::string("[[route]]\nphp = { root = \"/srv\" }\n") + kPool),
             "t.toml:2:7: route.php: missing required key \"pool\"");
   EXPECT_EQ(phpErrors("root = \"srv\""),
-            "t.toml:2:38: route.php.root: must be an absolute path, found \"srv\"");
+            "t.toml:2:31: route.php.root: must be an absolute path, found \"srv\"");
   EXPECT_EQ(phpErrors("root = \"/srv\", index = \"a/index.php\""),
-            "t.toml:2:53: route.php.index: \"a/index.php\" is not a .php file name (no \"/\"; "
+            "t.toml:2:47: route.php.index: \"a/index.php\" is not a .php file name (no \"/\"; "
             "empty for none)");
   EXPECT_EQ(phpErrors("root = \"/srv\", index = \"index.html\""),
-            "t.toml:2:53: route.php.index: \"index.html\" is not a .php file name (no \"/\"; "
+            "t.toml:2:47: route.php.index: \"index.html\" is not a .php file name (no \"/\"; "
             "empty for none)");
   EXPECT_EQ(phpErrors("root = \"/srv\", front_controller = \"index.php\""),
-            "t.toml:2:64: route.php.front_controller: must be a script path from the root like "
+            "t.toml:2:58: route.php.front_controller: must be a script path from the root like "
             "\"/index.php\", found \"index.php\"");
   EXPECT_NE(phpErrors("root = \"/srv\", front_controller = \"/../x.php\""), "ok");
   EXPECT_NE(phpErrors("root = \"/srv\", front_controller = \"/x.html\""), "ok");

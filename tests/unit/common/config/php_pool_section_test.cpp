@@ -54,12 +54,12 @@ TEST(PhpPoolSection, RefusesBadAddresses) {
             "\"tcp:host:port\", found \"127.0.0.1:9000\"");
   EXPECT_NE(snippetErrors("[php_pool.main]\naddress = \"tcp:php.example:9000\"\n"), "ok");
   EXPECT_EQ(snippetErrors("[php_pool.main]\naddress = \"tcp:127.0.0.1:0\"\n"),
-            "t.toml:2:11: php_pool.main.address: port 0 is not a port to connect to");
+            "t.toml:2:11: php_pool.main.address: port must be between 1 and 65535, found \"0\"");
 }
 
 TEST(PhpPoolSection, RefusesBadLimitsAndNames) {
   EXPECT_EQ(snippetErrors("[php_pool.main]\naddress = \"unix:/s\"\nmax_conns = 0\n"),
-            "t.toml:3:13: php_pool.main.max_conns: 0 is out of range (1 to 65535)");
+            "t.toml:3:13: php_pool.main.max_conns: must be between 1 and 65535, found 0");
   EXPECT_EQ(snippetErrors("[php_pool.main]\naddress = \"unix:/s\"\ntimeout = \"0s\"\n"),
             "t.toml:3:11: php_pool.main.timeout: must be greater than zero");
   EXPECT_NE(snippetErrors("[php_pool.main]\naddress = \"unix:/s\"\nmax_con = 3\n")
