@@ -44,7 +44,7 @@ def fpm():
 
 
 def get(s, path, *args):
-    code, out, err = curl("-i", *args, s.url(path))
+    code, out, err = curl("-i", "--raw", *args, s.url(path))
     assert code == 0, err
     return parse_responses(out)[0]
 
@@ -290,3 +290,46 @@ def test_share_is_divided_across_workers(fpm):
             assert relay.accepted <= 2, relay.accepted  # 2 loops × share 1
     finally:
         relay.stop()
+
+
+def test_head_pipelining_and_http10(fpm):
+    with Scalwsd(site(fpm, pool_extra="max_conns = 2")) as s:
+        data = raw_request(s.port, b"HEAD /hello.php HTTP/1.1\r\nHost: x\r\n\r\n"
+                           b"GET /hello.php?a HTTP/1.1\r\nHost: x\r\n\r\n"
+                           b"GET /notfound.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        rs = parse_responses(data, head_requests=(0,))
+        assert [r.status for r in rs] == [200, 200, 404]
+        assert rs[0].body == b"" and rs[1].body == b"hello" and rs[2].body == b"php says no"
+        data = raw_request(s.port, b"GET /big.php?mib=1 HTTP/1.0\r\n\r\n")
+        r = parse_responses(data)[0]
+        assert r.body == big_expected(1)  # close-delimited, whole
+
+
+def test_client_gone_mid_response_closes_the_pool_connection(fpm):
+    with Scalwsd(site(fpm, pool_extra="max_conns = 1")) as s:
+        for _ in range(3):
+            c = socket.create_connection(("127.0.0.1", s.port))
+            c.sendall(b"GET /big.php?mib=10 HTTP/1.1\r\nHost: x\r\n\r\n")
+            c.recv(1000)
+            c.close()  # mid-body: the worker must drop that pool connection, not reuse it
+            time.sleep(0.2)
+        # The one connection the share allows is free again: the next request is served.
+        r = get(s, "/hello.php")
+        assert r.status == 200 and r.body == b"hello"
+        r = get(s, "/big.php?mib=2")
+        assert r.body == big_expected(2)
+
+
+def test_oversized_and_chunked_bodies(fpm):
+    cfg = site(fpm).replace('php = { pool = "main", root = "%s" }' % fpm.www,
+                            'php = { pool = "main", root = "%s" }\npolicy = { max_body = "100k" }'
+                            % fpm.www)
+    with Scalwsd(cfg) as s:
+        data = raw_request(s.port, b"POST /post.php HTTP/1.1\r\nHost: x\r\nContent-Length: 200000"
+                           b"\r\n\r\n" + b"x" * 1000)
+        assert parse_responses(data)[0].status == 413
+        data = raw_request(s.port, b"POST /post.php HTTP/1.1\r\nHost: x\r\n"
+                           b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+        assert parse_responses(data)[0].status == 411
+        r = get(s, "/post.php", "--data-binary", "x" * 50000)
+        assert r.body.startswith(b"50000 ")

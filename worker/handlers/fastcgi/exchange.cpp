@@ -278,8 +278,9 @@ bool Exchange::deliverPending(bool final_piece) {
       ResponseHead head;
       head.status = head_.status();
       head.headers = head_.headers();
-      // The whole answer in one read: its length is known, no chunked framing needed.
-      if (final_piece) {
+      // The whole answer in one read: its length is known, no chunked framing needed. Not
+      // for HEAD, where PHP sends no body and 0 would misstate the GET's length.
+      if (final_piece && !request_->isHead()) {
         uint64_t total = 0;
         for (size_t i = 0; i < count; ++i) total += pending_[i].size();
         head.content_length = total;
