@@ -333,3 +333,73 @@ def test_oversized_and_chunked_bodies(fpm):
         assert parse_responses(data)[0].status == 411
         r = get(s, "/post.php", "--data-binary", "x" * 50000)
         assert r.body.startswith(b"50000 ")
+
+
+def fcgi_record(rtype, content):
+    return bytes([1, rtype, 0, 1, len(content) >> 8, len(content) & 0xff, 0, 0]) + content
+
+
+def test_pool_breaking_mid_body_cuts_the_response(fpm):
+    # A head and part of a body, then the pool closes without END_REQUEST.
+    pool = GarbagePool(fcgi_record(6, b"Content-Type: text/plain\r\n\r\npartial") +
+                       fcgi_record(6, b" more"))
+    try:
+        with Scalwsd(site(fpm, address="tcp:127.0.0.1:%d" % pool.port)) as s:
+            code, out, err = curl("-sS", s.url("/hello.php"))
+            assert code == 18, (code, out, err)  # curl: transfer closed with data outstanding
+            assert out == b"partial more"
+            assert s.proc.poll() is None
+    finally:
+        pool.stop()
+
+
+def test_body_waits_paused_while_queued(fpm):
+    extra = 'max_conns = 1\nqueue_timeout = "10s"'
+    # Larger than what loopback socket buffers absorb (tcp_rmem's autotuning maximum).
+    body = os.urandom(16 << 20)
+    cfg = site(fpm, pool_extra=extra).replace(
+        'php = { pool = "main", root = "%s" }' % fpm.www,
+        'php = { pool = "main", root = "%s" }\npolicy = { max_body = "20m" }' % fpm.www)
+    with Scalwsd(cfg) as s:
+        worker = s.workers()[0]
+        results = {}
+
+        def slow():
+            results["slow"] = get(s, "/sleep.php?s=2")
+
+        t = threading.Thread(target=slow)
+        t.start()
+        time.sleep(0.3)
+        before = rss_kib(worker)
+        c = socket.socket()
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)
+        c.connect(("127.0.0.1", s.port))
+        c.sendall(b"POST /post.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body))
+        c.settimeout(5)
+        sent = 0
+        c.setblocking(False)
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and sent < len(body):
+            try:
+                sent += c.send(body[sent:sent + 65536])
+            except BlockingIOError:
+                time.sleep(0.01)
+        # Queued: the worker stopped reading the body; the kernel buffers hold what was sent.
+        assert sent < 8 << 20, "%d bytes of the body were taken while queued" % sent
+        assert rss_kib(worker) - before < 2 * 1024
+        c.setblocking(True)
+        c.sendall(body[sent:])
+        data = b""
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            data += b
+        c.close()
+        t.join()
+        r = parse_responses(data)[0]
+        assert r.status == 200
+        assert r.body.split()[:2] == [str(len(body)).encode(),
+                                      hashlib.sha256(body).hexdigest().encode()]
+        assert results["slow"].status == 200
