@@ -403,3 +403,25 @@ def test_body_waits_paused_while_queued(fpm):
         assert r.body.split()[:2] == [str(len(body)).encode(),
                                       hashlib.sha256(body).hexdigest().encode()]
         assert results["slow"].status == 200
+
+
+def test_reload_moves_the_pool(fpm):
+    import signal as sig
+    for mode in ("multi", "single"):
+        good = site(fpm, pool_extra="max_conns = 2", server_extra='mode = "%s"' % mode)
+        bad = site(fpm, address="unix:" + fpm.dir + "/gone.sock", pool_extra="max_conns = 2",
+                   server_extra='mode = "%s"' % mode)
+        with Scalwsd(good) as s:
+            # "single" re-reads the config inside the sandbox, as nobody.
+            os.chmod(s.dir, 0o755)
+            assert get(s, "/hello.php").status == 200  # leaves a kept connection behind
+            for config, status in ((bad, 502), (good, 200)):
+                s.write_config(config)
+                s.signal(sig.SIGHUP)
+                deadline = time.monotonic() + 5
+                while True:
+                    r = get(s, "/hello.php")
+                    if r.status == status or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.1)
+                assert r.status == status, (mode, config)
