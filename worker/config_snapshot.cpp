@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "worker/handlers/fastcgi/php_handler.h"
 #include "worker/handlers/respond_handler.h"
 #include "worker/handlers/static/static_handler.h"
 #include "worker/handlers/status_handler.h"
@@ -15,7 +16,9 @@ using common::config::RouteConfig;
 
 namespace {
 
-Result<std::unique_ptr<Handler>> makeHandler(const RouteConfig& route) {
+Result<std::unique_ptr<Handler>> makeHandler(const RouteConfig& route,
+                                             const common::config::ServerConfig& server,
+                                             const std::vector<fastcgi::PoolSpec>& pools) {
   if (const auto* respond = std::get_if<common::config::RespondAction>(&route.action)) {
     return std::unique_ptr<Handler>(new RespondHandler(*respond));
   }
@@ -26,6 +29,21 @@ Result<std::unique_ptr<Handler>> makeHandler(const RouteConfig& route) {
     // Opens the docroot now, before any sandbox; a missing root names the route.
     auto handler = StaticHandler::create(*files, route.where);
     if (!handler.ok()) return handler.status();
+    return std::unique_ptr<Handler>(std::move(handler).value());
+  }
+  if (const auto* php = std::get_if<common::config::PhpAction>(&route.action)) {
+    const fastcgi::PoolSpec* pool = nullptr;
+    for (const auto& p : pools) pool = p.name == php->pool ? &p : pool;
+    if (pool == nullptr) {
+      return common::invalidArgument(route.where.toString() + ": no php_pool \"" + php->pool +
+                                     "\"");
+    }
+    auto handler =
+        fastcgi::PhpHandler::create(*php, *pool, route.policy.max_body.value_or(server.max_body),
+                                    server.server_header.empty() ? "scalws" : server.server_header);
+    if (!handler.ok()) {
+      return common::invalidArgument(route.where.toString() + ": " + handler.status().message());
+    }
     return std::unique_ptr<Handler>(std::move(handler).value());
   }
   return common::invalidArgument(route.where.toString() + ": this action is not supported yet");
@@ -76,8 +94,14 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
   s->server_ = common::config::serverOrDefaults(s->site_);
   s->router_ = std::make_unique<Router>(s->site_.routes);
   std::string errors;
+  // Every serving loop of the site shares a pool's max_conns (pool_spec.h has the rule).
+  for (const auto& pool : s->site_.php_pools) {
+    Result<fastcgi::PoolSpec> spec = fastcgi::resolvePoolSpec(pool, s->server_.workers);
+    if (!spec.ok()) return spec.status();
+    s->php_pools_.push_back(std::move(spec).value());
+  }
   for (const RouteConfig& route : s->site_.routes) {
-    Result<std::unique_ptr<Handler>> h = makeHandler(route);
+    Result<std::unique_ptr<Handler>> h = makeHandler(route, s->server_, s->php_pools_);
     if (!h.ok()) {
       if (!errors.empty()) errors += '\n';
       errors += h.status().message();

@@ -10,6 +10,7 @@
 
 #include "common/config/site_config.h"
 #include "common/status.h"
+#include "worker/handlers/fastcgi/pool_spec.h"
 #include "worker/http/handler.h"
 #include "worker/http1/request_codec.h"
 #include "worker/router/router.h"
@@ -32,6 +33,8 @@ class ConfigSnapshot {
   bool policyAllows(int route, const PeerInfo& peer) const;
   const http1::CodecLimits& codecLimits() const { return limits_; }
   std::string_view serverHeaderLine() const { return server_line_; }
+  // The PHP pools php routes use, resolved at build (addresses, this loop's share).
+  const std::vector<fastcgi::PoolSpec>& phpPools() const { return php_pools_; }
 
  private:
   ConfigSnapshot() = default;
@@ -39,6 +42,7 @@ class ConfigSnapshot {
   common::config::SiteConfig site_;
   common::config::ServerConfig server_;
   std::unique_ptr<Router> router_;
+  std::vector<fastcgi::PoolSpec> php_pools_;  // complete before handlers point into it
   std::vector<std::unique_ptr<Handler>> handlers_;
   http1::CodecLimits limits_;
   std::string server_line_;

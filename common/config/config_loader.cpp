@@ -22,6 +22,7 @@ constexpr SectionParser kSectionParsers[] = {
     {"server", parseServerSection},
     {"listen", parseListenSection},
     {"route", parseRouteSection},
+    {"php_pool", parsePhpPoolSection},
 };
 
 // The absolute directory of `source_name`: relative paths in the config are resolved
@@ -99,6 +100,7 @@ Result<SiteConfig> loadSiteConfigString(std::string_view text, std::string_view 
     if (const ConfigValue* value = table.get(section.key)) section.parse(*value, ctx, site);
   }
   table.finish();
+  checkPhpPoolReferences(ctx, site);
   if (table.get("listen") == nullptr) table.tableError("at least one [[listen]] is required");
 
   Status status = ctx.toStatus();

@@ -9,6 +9,7 @@ constexpr ActionParser kActionParsers[] = {
     {"respond", parseRespondAction},
     {"static", parseStaticAction},
     {"status", parseStatusAction},
+    {"php", parsePhpAction},
 };
 
 std::string actionNames() {

@@ -26,6 +26,9 @@ std::span<const SectionParser> sectionParsers();  // config_loader.cpp
 void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseListenSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+void parsePhpPoolSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+// After every section: each php route names a [php_pool] that exists.
+void checkPhpPoolReferences(ParseContext& ctx, const SiteConfig& site);
 
 // A route action key ("respond", "static"): `path` is "route.<key>" for messages.
 struct ActionParser {
@@ -41,6 +44,8 @@ void parseStaticAction(const ConfigValue& value, const std::string& path, ParseC
                        RouteConfig& route);
 void parseStatusAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                        RouteConfig& route);
+void parsePhpAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                    RouteConfig& route);
 
 // The parts of a route other than its action.
 void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseContext& ctx,

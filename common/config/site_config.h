@@ -121,6 +121,33 @@ struct StaticAction {
 // The worker's figures as JSON (issue 8); restrict it with policy.allow.
 struct StatusAction {};
 
+// route.php: run a PHP script beneath `root` on a [php_pool.NAME] over FastCGI.
+struct PhpAction {
+  std::string pool;                 // a [php_pool.NAME] of this config
+  std::string root;                 // absolute; the DOCUMENT_ROOT the scripts live in
+  std::string index = "index.php";  // file name tried for paths ending in "/"; empty: none
+  std::optional<std::string> front_controller;  // "/index.php": runs when no script matches
+  SourceLocation where;
+};
+
+// [php_pool.NAME]: a PHP-FPM pool the worker talks FastCGI to.
+struct PhpPoolConfig {
+  enum class Kind { kUnix, kTcp };
+  std::string name;
+  std::string address;  // as written: "unix:/run/php/fpm.sock", "tcp:127.0.0.1:9000"
+  Kind kind = Kind::kUnix;
+  std::string unix_path;  // kUnix: absolute
+  std::string host;       // kTcp: a literal address, canonical ("127.0.0.1", "::1")
+  uint16_t port = 0;      // kTcp
+  // Known PHP process count: connections are kept (FCGI_KEEP_CONN) and the instance opens
+  // at most this many in total. Absent: one connection per request, none kept.
+  std::optional<uint32_t> max_conns;
+  Milliseconds timeout = 60'000;       // connect, and between two reads/writes (504)
+  Milliseconds queue_timeout = 5'000;  // waiting for a free connection (503)
+  uint32_t queue = 256;                // requests one loop may hold waiting (503 past it)
+  SourceLocation where;
+};
+
 struct Cidr {
   std::string text;  // as written
   bool v6 = false;
@@ -136,7 +163,7 @@ struct RoutePolicy {
 
 struct RouteConfig {
   MatchConfig match;
-  std::variant<std::monostate, RespondAction, StaticAction, StatusAction> action;
+  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction> action;
   RoutePolicy policy;
   SourceLocation where;
 };
@@ -146,6 +173,7 @@ struct SiteConfig {
   std::optional<ServerConfig> server;  // standalone only
   std::vector<ListenConfig> listens;
   std::vector<RouteConfig> routes;
+  std::vector<PhpPoolConfig> php_pools;  // in file order; names unique
 };
 
 // The effective server settings: the [server] table, or defaults under the controller.

@@ -69,6 +69,18 @@ class ResponseWriter {
   virtual void notifyWhenWritable(WritableObserver* observer) noexcept = 0;
   virtual void setInFlight(InFlight* in_flight) noexcept = 0;
 
+  // Request-body flow control for handlers that stream the body on (a BodySink whose
+  // consumer is slower than the client). While paused the connection reads no more of the
+  // body from the client; bytes it already read are still delivered, so a sink must accept
+  // up to one read buffer more. Unpausing takes effect from the next loop turn; the body
+  // timeout does not run while paused. A no-op for writers that cannot pause.
+  virtual void setBodyReadPaused(bool paused) noexcept { (void)paused; }
+  // Ends a response that cannot be completed after its head went out (the upstream broke
+  // mid-body): the connection closes without the final chunk, so the client sees a cut
+  // response instead of a complete-looking short one. InFlight::abort() is not called.
+  // The default finishes normally, for writers without a way to signal it.
+  virtual void abortResponse() noexcept { finish(); }
+
   // Head, body and finish in one call: what fast handlers use.
   void respond(uint16_t status, std::span<const HeaderField> headers, std::string_view body,
                BodyLifetime lifetime) noexcept;

@@ -67,8 +67,9 @@ bool Connection::shouldRead() const {
     case State::kLingering:
       return true;  // (read_eof_ never set while lingering: it drains until EOF)
     case State::kInRequest:
-      // Pipelined bytes wait in the kernel until this response is done.
-      return !request_complete_;
+      // Pipelined bytes wait in the kernel until this response is done; a paused body
+      // waits there until the handler's consumer caught up.
+      return !request_complete_ && !body_paused_;
     case State::kClosed:
       return false;
   }
@@ -299,6 +300,7 @@ bool Connection::onRequestHead(Request& request) {
   request.id = loop_.nextRequestId();
   request.start_ns = uv_hrtime();
   response_started_ = response_done_ = request_complete_ = false;
+  body_paused_ = false;
   status_ = 0;
   body_bytes_sent_ = 0;
   const auto& server = snapshot_->server();
@@ -463,7 +465,29 @@ void Connection::finish() noexcept {
   response_done_ = true;
   in_flight_ = nullptr;
   writable_observer_ = nullptr;
+  body_paused_ = false;  // the rest of the body, if any, is read and dropped
   if (!in_dispatch_) onResponseDone();
+}
+
+void Connection::setBodyReadPaused(bool paused) noexcept {
+  if (body_paused_ == paused || state_ == State::kClosed) return;
+  body_paused_ = paused;
+  if (state_ != State::kInRequest || request_complete_) return;
+  // The body timer measures the client; while we hold it back it must not run.
+  if (paused && timer_ == Timer::kBody) armTimer(Timer::kNone);
+  if (!paused && timer_ == Timer::kNone) armTimer(Timer::kBody);
+  if (!in_dispatch_) updatePoll();
+}
+
+void Connection::abortResponse() noexcept {
+  if (state_ == State::kClosed) return;
+  in_flight_ = nullptr;
+  writable_observer_ = nullptr;
+  // Flush what the handler already produced, then close without the chunked terminator:
+  // the client can tell the response was cut.
+  close_after_response_ = true;
+  if (!out_.empty()) out_.flush(*transport_);
+  close();
 }
 
 void Connection::notifyWhenWritable(WritableObserver* observer) noexcept {

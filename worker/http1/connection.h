@@ -54,6 +54,8 @@ class Connection final : public ClientConnection,
   size_t queuedBytes() const noexcept override { return out_.pendingBytes(); }
   void notifyWhenWritable(WritableObserver* observer) noexcept override;
   void setInFlight(InFlight* in_flight) noexcept override { in_flight_ = in_flight; }
+  void setBodyReadPaused(bool paused) noexcept override;
+  void abortResponse() noexcept override;
 
  private:
   enum class State {
@@ -118,6 +120,7 @@ class Connection final : public ClientConnection,
   InFlight* in_flight_ = nullptr;
   WritableObserver* writable_observer_ = nullptr;
   bool in_dispatch_ = false;
+  bool body_paused_ = false;
   bool request_complete_ = false;
   bool response_started_ = false;
   bool response_done_ = false;

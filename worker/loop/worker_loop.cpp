@@ -9,12 +9,16 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "worker/handlers/fastcgi/exchange.h"
+#include "worker/handlers/fastcgi/loop_pools.h"
 #include "worker/http1/connection.h"
 
 namespace scalws::worker {
 namespace {
 
 constexpr int kAcceptBatch = 64;
+constexpr uint64_t kRejectHoldMs = 200;
+constexpr size_t kMaxRejectedHeld = 1024;
 constexpr std::string_view kOverloaded =
     "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
     "Retry-After: 1\r\n\r\n";
@@ -38,6 +42,8 @@ WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
   uv_timer_start(&second_timer_, &WorkerLoop::onSecondTimer, 1000, 1000);
   uv_timer_init(uv_, &shutdown_timer_);
   shutdown_timer_.data = this;
+  uv_timer_init(uv_, &reject_timer_);
+  reject_timer_.data = this;
   uv_async_init(uv_, &async_, &WorkerLoop::onAsync);
   async_.data = this;
   if (access_log_fd >= 0) {
@@ -51,6 +57,11 @@ WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
 
 WorkerLoop::~WorkerLoop() {
   if (access_log_) access_log_->flush();
+}
+
+fastcgi::LoopPools& WorkerLoop::fastcgiPools() {
+  if (!fastcgi_pools_) fastcgi_pools_ = std::make_unique<fastcgi::LoopPools>(*this);
+  return *fastcgi_pools_;
 }
 
 void WorkerLoop::addListener(const ListenerSocket& socket) {
@@ -125,7 +136,28 @@ void WorkerLoop::addConnection(ClientConnection* c) {
 void WorkerLoop::rejectOverloaded(int fd) {
   ssize_t ignored = ::write(fd, kOverloaded.data(), kOverloaded.size());
   (void)ignored;
-  ::close(fd);
+  ::shutdown(fd, SHUT_WR);
+  if (rejected_.size() >= kMaxRejectedHeld) {
+    ::close(fd);
+    return;
+  }
+  if (rejected_.empty())
+    uv_timer_start(&reject_timer_, &WorkerLoop::onRejectTimer, kRejectHoldMs, 0);
+  rejected_.push_back(fd);
+}
+
+void WorkerLoop::onRejectTimer(uv_timer_t* timer) {
+  static_cast<WorkerLoop*>(timer->data)->closeRejected();
+}
+
+void WorkerLoop::closeRejected() {
+  char sink[4096];
+  for (int fd : rejected_) {
+    while (::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+    }
+    ::close(fd);
+  }
+  rejected_.clear();
 }
 
 void WorkerLoop::onConnectionClosed(ClientConnection* c) {
@@ -246,10 +278,14 @@ void WorkerLoop::maybeFinishShutdown() {
   if (connection_count_ > 0 || handles_closed_) return;
   handles_closed_ = true;
   if (access_log_) access_log_->flush();
+  // Kept PHP pool connections are handles too.
+  if (fastcgi_pools_) fastcgi_pools_->closeIdle();
   // Closing the last handles lets uv_run return.
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&second_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&shutdown_timer_), nullptr);
+  closeRejected();
+  uv_close(reinterpret_cast<uv_handle_t*>(&reject_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);
   if (on_drained_) on_drained_();
 }

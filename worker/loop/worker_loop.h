@@ -24,6 +24,10 @@
 #include "worker/metrics/process_stats.h"
 #include "worker/net/buffer_pool.h"
 
+namespace scalws::worker::fastcgi {
+class LoopPools;
+}
+
 namespace scalws::worker {
 
 class ClientConnection;
@@ -69,6 +73,8 @@ class WorkerLoop {
   common::DateCache& date() { return date_; }
   OpenFileCache& openFileCache() { return open_file_cache_; }
   AccessLog* accessLog() { return access_log_.get(); }
+  // This loop's PHP pool connections and FastCGI request state, made on first use.
+  fastcgi::LoopPools& fastcgiPools();
   uint64_t nextRequestId() { return (++request_counter_ << 8) | index_; }
   void armTimeout(TimeoutEntry& entry, uint64_t duration_ms);
   void disarmTimeout(TimeoutEntry& entry) { timeouts_.disarm(entry); }
@@ -98,6 +104,8 @@ class WorkerLoop {
   // Chooses the protocol for a new connection and starts it.
   void startConnection(int fd, const PeerInfo& peer);
   void rejectOverloaded(int fd);
+  static void onRejectTimer(uv_timer_t* timer);
+  void closeRejected();
   void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot);
   void startShutdown();
   void maybeFinishShutdown();
@@ -119,10 +127,15 @@ class WorkerLoop {
   uint64_t timer_deadline_ = UINT64_MAX;
   uv_timer_t second_timer_{};  // access-log flush, process gauges
   uv_timer_t shutdown_timer_{};
+  // Connections refused with a 503 (max_connections): closed a moment later, after
+  // draining what the client sent, so the 503 is read rather than reset away.
+  uv_timer_t reject_timer_{};
+  std::vector<int> rejected_;
   std::unique_ptr<AccessLog> access_log_;
   LoopMetricsSetup metrics_;
   std::unique_ptr<LoopCounters> own_counters_;
   LoopCounters* counters_ = nullptr;
+  std::unique_ptr<fastcgi::LoopPools> fastcgi_pools_;
 
   uv_async_t async_{};
   std::mutex pending_mutex_;

@@ -48,6 +48,17 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
     if (const auto* st = std::get_if<common::config::StaticAction>(&route.action)) {
       in.docroots.push_back(st->root);
     }
+    // The worker checks that a script exists beneath its root (it never reads it: PHP does).
+    if (const auto* php = std::get_if<common::config::PhpAction>(&route.action)) {
+      in.docroots.push_back(php->root);
+    }
+  }
+  for (const auto& pool : snapshot.site().php_pools) {
+    if (pool.kind == common::config::PhpPoolConfig::Kind::kTcp) {
+      in.tcpConnectPorts.push_back(pool.port);
+    } else {
+      in.unixConnect = true;
+    }
   }
   if (!server.access_log.empty()) in.logFiles.push_back(server.access_log);
   if (!server.error_log.empty()) in.logFiles.push_back(server.error_log);

@@ -1,0 +1,48 @@
+#include "worker/handlers/fastcgi/loop_pools.h"
+
+#include "worker/handlers/fastcgi/exchange.h"
+#include "worker/loop/worker_loop.h"
+
+namespace scalws::worker::fastcgi {
+
+LoopPools::LoopPools(WorkerLoop& loop) : loop_(loop) {}
+
+LoopPools::~LoopPools() = default;
+
+PoolState& LoopPools::stateFor(const PoolSpec& spec) {
+  for (auto& s : states_) {
+    if (s->retired() || s->spec().name != spec.name) continue;
+    if (s->spec().sameAddress(spec)) {
+      // The snapshot's spec may be a newer version of the same pool.
+      if (s->spec().share != spec.share || s->spec().timeout_ms != spec.timeout_ms ||
+          s->spec().queue_timeout_ms != spec.queue_timeout_ms ||
+          s->spec().queue_limit != spec.queue_limit || s->spec().keep_conn != spec.keep_conn) {
+        s->update(spec);
+      }
+      return *s;
+    }
+    s->retire();
+  }
+  states_.push_back(std::make_unique<PoolState>(loop_.uv(), spec));
+  return *states_.back();
+}
+
+Exchange& LoopPools::takeExchange() {
+  if (free_.empty()) {
+    exchanges_.push_back(std::make_unique<Exchange>(*this));
+    return *exchanges_.back();
+  }
+  Exchange* x = free_.back();
+  free_.pop_back();
+  return *x;
+}
+
+void LoopPools::recycle(Exchange& exchange) {
+  free_.push_back(&exchange);
+}
+
+void LoopPools::closeIdle() {
+  for (auto& s : states_) s->closeIdle();
+}
+
+}  // namespace scalws::worker::fastcgi

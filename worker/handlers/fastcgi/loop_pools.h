@@ -1,0 +1,51 @@
+// The FastCGI state of one WorkerLoop: a PoolState per PHP pool this loop has talked to,
+// the recycled per-request Exchange objects (no allocation per request in steady state)
+// and a scratch buffer for encoding PARAMS.
+//
+// Owned by the WorkerLoop (WorkerLoop::fastcgiPools()); loop thread only. Pools are found
+// by name: a reload that keeps a pool's address keeps its connections and only updates its
+// share and timeouts; one that moves it retires the old state.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "worker/handlers/fastcgi/pool_state.h"
+
+namespace scalws::worker {
+class WorkerLoop;
+}
+
+namespace scalws::worker::fastcgi {
+
+class Exchange;
+
+class LoopPools {
+ public:
+  explicit LoopPools(WorkerLoop& loop);
+  ~LoopPools();
+  LoopPools(const LoopPools&) = delete;
+  LoopPools& operator=(const LoopPools&) = delete;
+
+  WorkerLoop& loop() { return loop_; }
+  PoolState& stateFor(const PoolSpec& spec);
+  // A free Exchange; give it back with recycle() once its request ended.
+  Exchange& takeExchange();
+  void recycle(Exchange& exchange);
+  std::string& paramsScratch() { return params_; }
+
+  // The loop is stopping: kept connections close so the loop can end.
+  void closeIdle();
+
+  size_t exchangeCountForTest() const { return exchanges_.size(); }
+
+ private:
+  WorkerLoop& loop_;
+  std::vector<std::unique_ptr<PoolState>> states_;
+  std::vector<std::unique_ptr<Exchange>> exchanges_;
+  std::vector<Exchange*> free_;
+  std::string params_;
+};
+
+}  // namespace scalws::worker::fastcgi

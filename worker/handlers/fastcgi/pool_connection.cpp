@@ -1,0 +1,118 @@
+#include "worker/handlers/fastcgi/pool_connection.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "worker/handlers/fastcgi/pool_state.h"
+
+namespace scalws::worker::fastcgi {
+
+PoolConnection* PoolConnection::open(uv_loop_t* uv, PoolState& pool, int& err) {
+  const PoolSpec& spec = pool.spec();
+  int family = spec.address.ss_family;
+  int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    err = errno;
+    return nullptr;
+  }
+  if (family != AF_UNIX) {
+    int one = 1;
+    // Records leave in one write per step; Nagle would only hold back the last one.
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  int rc;
+  do {
+    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&spec.address), spec.address_len);
+  } while (rc < 0 && errno == EINTR);
+  // A unix socket connects at once or fails (EAGAIN there means the backlog is full).
+  if (rc < 0 && (errno != EINPROGRESS || family == AF_UNIX)) {
+    err = errno;
+    ::close(fd);
+    return nullptr;
+  }
+  auto* c = new PoolConnection(pool, fd);
+  if (uv_poll_init(uv, &c->poll_, fd) != 0) {
+    err = EIO;
+    ::close(fd);
+    delete c;
+    return nullptr;
+  }
+  c->poll_.data = c;
+  c->state_ = rc == 0 ? State::kInUse : State::kConnecting;
+  if (c->state_ == State::kConnecting) c->watch(false, true);
+  return c;
+}
+
+void PoolConnection::lend(PoolConnectionUser* user) {
+  user_ = user;
+  if (state_ == State::kIdle) state_ = State::kInUse;
+}
+
+void PoolConnection::makeIdle() {
+  user_ = nullptr;
+  state_ = State::kIdle;
+  // Idle: any readiness is the pool closing it (or a protocol error): the PoolState hears.
+  watch(true, false);
+}
+
+void PoolConnection::watch(bool readable, bool writable) {
+  if (state_ == State::kClosing) return;
+  int events = (readable ? UV_READABLE : 0) | (writable ? UV_WRITABLE : 0);
+  if (events == events_) return;
+  events_ = events;
+  if (events == 0) {
+    uv_poll_stop(&poll_);
+  } else {
+    uv_poll_start(&poll_, events, &PoolConnection::onPoll);
+  }
+}
+
+void PoolConnection::onPoll(uv_poll_t* handle, int status, int events) {
+  auto* c = static_cast<PoolConnection*>(handle->data);
+  switch (c->state_) {
+    case State::kConnecting: {
+      int err = 0;
+      socklen_t len = sizeof(err);
+      if (status < 0) {
+        err = ECONNREFUSED;
+      } else if (getsockopt(c->fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+        err = errno;
+      }
+      if (err == 0) {
+        c->state_ = State::kInUse;
+        c->watch(false, false);
+        if (c->user_ != nullptr) c->user_->onPoolConnected();
+      } else if (c->user_ != nullptr) {
+        c->user_->onPoolConnectFailed(err);
+      }
+      return;
+    }
+    case State::kInUse:
+      if (c->user_ != nullptr) c->user_->onPoolEvent(status, events);
+      return;
+    case State::kIdle:
+      c->pool_.onIdleEvent(*c);
+      return;
+    case State::kClosing:
+      return;
+  }
+}
+
+void PoolConnection::close() {
+  if (state_ == State::kClosing) return;
+  state_ = State::kClosing;
+  user_ = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &PoolConnection::onClosed);
+}
+
+void PoolConnection::onClosed(uv_handle_t* handle) {
+  auto* c = static_cast<PoolConnection*>(handle->data);
+  ::close(c->fd_);
+  delete c;
+}
+
+}  // namespace scalws::worker::fastcgi

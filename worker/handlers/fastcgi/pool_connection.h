@@ -1,0 +1,68 @@
+// One socket to a PHP pool, watched with uv_poll on its loop. Reused across requests when
+// the pool keeps connections (FCGI_KEEP_CONN); its PoolState owns it, lends it to one
+// request at a time (the user) and takes it back.
+//
+// Lifetime: created by PoolState::connect(); close() stops it and the libuv close callback
+// closes the fd, tells the PoolState and frees the object. Events go to the user while
+// lent; an idle connection reports any readiness (EOF, stray bytes) to its PoolState,
+// which closes it.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+
+namespace scalws::worker::fastcgi {
+
+class PoolState;
+
+class PoolConnectionUser {
+ public:
+  virtual void onPoolConnected() noexcept = 0;
+  virtual void onPoolConnectFailed(int err) noexcept = 0;
+  // UV_READABLE / UV_WRITABLE; `status` < 0 when the poll itself failed.
+  virtual void onPoolEvent(int status, int events) noexcept = 0;
+
+ protected:
+  ~PoolConnectionUser() = default;
+};
+
+class PoolConnection {
+ public:
+  enum class State { kConnecting, kIdle, kInUse, kClosing };
+
+  // Starts a non-blocking connect. Null with `err` set when it failed at once.
+  static PoolConnection* open(uv_loop_t* uv, PoolState& pool, int& err);
+
+  int fd() const { return fd_; }
+  State state() const { return state_; }
+  PoolState& pool() const { return pool_; }
+  // Requests completed on this connection: above 0 it was reused.
+  uint32_t requestsServed() const { return served_; }
+  void countServed() { ++served_; }
+
+  void lend(PoolConnectionUser* user);
+  void makeIdle();
+  void watch(bool readable, bool writable);
+  void close();
+
+  // PoolState's idle list.
+  PoolConnection* idle_next = nullptr;
+  PoolConnection* idle_prev = nullptr;
+
+ private:
+  PoolConnection(PoolState& pool, int fd) : pool_(pool), fd_(fd) {}
+  ~PoolConnection() = default;
+  static void onPoll(uv_poll_t* handle, int status, int events);
+  static void onClosed(uv_handle_t* handle);
+
+  PoolState& pool_;
+  int fd_;
+  State state_ = State::kConnecting;
+  PoolConnectionUser* user_ = nullptr;
+  uv_poll_t poll_{};
+  int events_ = 0;
+  uint32_t served_ = 0;
+};
+
+}  // namespace scalws::worker::fastcgi
