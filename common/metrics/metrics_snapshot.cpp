@@ -45,13 +45,20 @@ bool readUint(const nlohmann::json& obj, const char* key, uint64_t& out) {
 
 std::string_view actionName(Action a) {
   switch (a) {
-    case Action::kStatic: return "static";
-    case Action::kRespond: return "respond";
-    case Action::kProxy: return "proxy";
-    case Action::kPhp: return "php";
-    case Action::kApp: return "app";
-    case Action::kStatus: return "status";
-    case Action::kOther: return "other";
+    case Action::kStatic:
+      return "static";
+    case Action::kRespond:
+      return "respond";
+    case Action::kProxy:
+      return "proxy";
+    case Action::kPhp:
+      return "php";
+    case Action::kApp:
+      return "app";
+    case Action::kStatus:
+      return "status";
+    case Action::kOther:
+      return "other";
   }
   return "other";
 }
@@ -70,7 +77,8 @@ uint64_t MetricsSnapshot::requests() const {
 }
 
 void MetricsSnapshot::add(const MetricsSnapshot& o) {
-  for (size_t i = 0; i < requests_by_class.size(); ++i) requests_by_class[i] += o.requests_by_class[i];
+  for (size_t i = 0; i < requests_by_class.size(); ++i)
+    requests_by_class[i] += o.requests_by_class[i];
   for (size_t i = 0; i < kActionCount; ++i) requests_by_action[i] += o.requests_by_action[i];
   for (const Field& f : kFields) this->*f.member += o.*f.member;
   for (size_t i = 0; i < kLatencyBuckets; ++i) latency[i] += o.latency[i];

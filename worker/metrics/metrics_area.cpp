@@ -29,9 +29,13 @@ common::Result<MetricsArea*> MetricsArea::create(size_t slots) {
   return new MetricsArea(layout, slots, bytes);
 }
 
-MetricsArea::~MetricsArea() { munmap(layout_, bytes_); }
+MetricsArea::~MetricsArea() {
+  munmap(layout_, bytes_);
+}
 
-LoopCounters* MetricsArea::slot(size_t i) { return i < slots_ ? &layout_->slot[i] : nullptr; }
+LoopCounters* MetricsArea::slot(size_t i) {
+  return i < slots_ ? &layout_->slot[i] : nullptr;
+}
 
 void MetricsArea::retire(size_t i) {
   if (i >= slots_) return;

@@ -8,7 +8,9 @@
 
 namespace scalws::worker {
 
-ProcessStats::ProcessStats() { statm_fd_ = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC); }
+ProcessStats::ProcessStats() {
+  statm_fd_ = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+}
 
 ProcessStats::~ProcessStats() {
   if (statm_fd_ >= 0) ::close(statm_fd_);
