@@ -1,0 +1,184 @@
+"""The sandbox (issue 6): every worker runs under seccomp and Landlock as an unprivileged
+user, and the kernel refuses what our own checks would have refused.
+
+CI runs as root: workers drop to "nobody". Files the tests create are world-readable (and
+writable where it matters) so that only the sandbox, not file permissions, can refuse.
+"""
+import os
+import socket
+import stat
+import subprocess
+import tempfile
+
+from harness import BIN_DIR, Scalwsd, children_of, curl
+
+NOBODY = 65534
+
+
+def proc_status(pid):
+    fields = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value.split()
+    return fields
+
+
+def world_dir(path):
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o777)
+    return path
+
+
+def world_file(path, data=b"x"):
+    with open(path, "wb") as f:
+        f.write(data)
+    os.chmod(path, 0o666)
+    return path
+
+
+def assert_sandboxed(pid):
+    st = proc_status(pid)
+    assert st["Seccomp"] == ["2"], st["Seccomp"]
+    assert st["NoNewPrivs"] == ["1"]
+    assert st["Uid"] == [str(NOBODY)] * 4
+    assert st["Gid"] == [str(NOBODY)] * 4
+    assert st["CapEff"] == ["0000000000000000"]
+
+
+def test_every_worker_process_is_sandboxed_as_nobody_multi():
+    with Scalwsd("""
+[server]
+workers = 2
+[[listen]]
+address = "127.0.0.1:$port"
+[[route]]
+respond = { body = "ok" }
+""") as s:
+        workers = children_of(s.pid)
+        assert len(workers) == 2
+        for pid in workers:
+            assert_sandboxed(pid)
+        # The supervising parent keeps root (it rebinds and respawns), like nginx's master.
+        assert proc_status(s.pid)["Uid"][0] == "0"
+
+
+def test_every_loop_thread_is_sandboxed_single():
+    with Scalwsd("""
+[server]
+workers = 2
+mode = "single"
+[[listen]]
+address = "127.0.0.1:$port"
+[[route]]
+respond = { body = "ok" }
+""") as s:
+        tasks = os.listdir("/proc/%d/task" % s.pid)
+        assert len(tasks) >= 2
+        for tid in tasks:
+            st = proc_status(int(tid))  # /proc/<tid>/status describes that thread
+            assert st["Seccomp"] == ["2"], tid
+            assert st["NoNewPrivs"] == ["1"], tid
+            assert st["Uid"] == [str(NOBODY)] * 4, tid
+
+
+def test_kernel_refuses_escapes_when_our_path_checks_are_compiled_out():
+    """scalwsd-test-unchecked hands request paths to openat2 as sent."""
+    unchecked = os.path.join(BIN_DIR, "scalwsd-test-unchecked")
+    top = world_dir(tempfile.mkdtemp(prefix="scalws-kernel-"))
+    root = world_dir(os.path.join(top, "www"))
+    world_file(os.path.join(root, "ok.txt"), b"inside\n")
+    world_file(os.path.join(top, "outside.txt"), b"secret\n")
+    os.symlink("/etc/passwd", os.path.join(root, "passwd"))
+    os.symlink(os.path.join(top, "outside.txt"), os.path.join(root, "out"))
+    config = os.path.join(top, "site.toml")
+    port = Scalwsd.__new__(Scalwsd)  # only for a free port helper below
+    from harness import free_port, wait_for_port
+    port = free_port()
+    with open(config, "w") as f:
+        f.write('[server]\nworkers = 1\n[[listen]]\naddress = "127.0.0.1:%d"\n'
+                '[[route]]\nstatic = { root = "%s" }\n' % (port, root))
+    proc = subprocess.Popen([unchecked, "--config", config], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc=proc)
+        base = "http://127.0.0.1:%d" % port
+        code, body, _ = curl("--path-as-is", base + "/ok.txt")
+        assert body == b"inside\n"
+        for path in ("/../outside.txt", "/../../etc/passwd", "/passwd", "/out",
+                     "/./../www/../outside.txt"):
+            code, body, err = curl("--path-as-is", "-o", "/dev/null", "-w", "%{http_code}",
+                                   base + path)
+            assert body == b"403", (path, body, err)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+class Site:
+    """A site config with a docroot, a log file and (optionally) a PHP pool on a TCP port,
+    everything world-accessible."""
+
+    def __init__(self, top, name, pool_port=None):
+        self.root = world_dir(os.path.join(top, name))
+        self.file = world_file(os.path.join(self.root, "index.html"), b"hello\n")
+        self.log = world_file(os.path.join(top, name + ".access.log"), b"")
+        self.config = os.path.join(top, name + ".toml")
+        pool = ""
+        php = ""
+        if pool_port is not None:
+            pool = '[php_pool.main]\naddress = "tcp:127.0.0.1:%d"\n' % pool_port
+            php = '[[route]]\nmatch = { suffix = ".php" }\nphp = { pool = "main", root = "%s" }\n' % self.root
+        with open(self.config, "w") as f:
+            f.write('[server]\naccess_log = "%s"\n[[listen]]\naddress = "127.0.0.1:1"\n'
+                    '%s[[route]]\nstatic = { root = "%s" }\n%s' % (self.log, php, self.root, pool))
+
+
+def probe(site, *args):
+    out = subprocess.run([os.path.join(BIN_DIR, "scalws-sandbox-probe"), "--config", site.config]
+                         + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+    assert out.returncode == 0, out.stderr.decode()
+    lines = out.stdout.decode().split("\n")
+    assert lines[0] == "uid %d" % NOBODY, lines
+    return [int(line.split()[1]) for line in lines[1:] if line]
+
+
+def listener():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)
+    return s
+
+
+def test_a_workers_policy_refuses_everything_outside_its_config():
+    import errno as E
+    top = world_dir(tempfile.mkdtemp(prefix="scalws-probe-"))
+    pool = listener()
+    other = listener()
+    try:
+        a = Site(top, "a", pool_port=pool.getsockname()[1])
+        b = Site(top, "b")
+        outside = world_file(os.path.join(top, "outside.txt"))
+        results = probe(
+            a,
+            "--read", a.file,                     # its own docroot: allowed
+            "--read", b.file,                     # another site's docroot
+            "--read", outside,                    # beside the roots
+            "--read", "/etc/hostname",
+            "--write", os.path.join(a.root, "new.html"),  # docroots are read-only
+            "--write", outside,
+            "--truncate", a.file,                 # O_TRUNC in its own root
+            "--write", a.log,                     # its log: append allowed
+            "--truncate", a.log,                  # ... but never truncated
+            "--connect", str(pool.getsockname()[1]),   # its PHP pool's port: allowed
+            "--connect", str(other.getsockname()[1]),  # any other port
+            "--bind", "0",
+            "--exec", "/bin/true",
+            "--fork")
+        assert results == [0, E.EACCES, E.EACCES, E.EACCES, E.EACCES, E.EACCES, E.EACCES, 0,
+                           E.EACCES, 0, E.EACCES, E.EPERM, E.EPERM, E.EPERM], results
+        # And the other way round: b cannot read a.
+        assert probe(b, "--read", a.file, "--read", b.file) == [E.EACCES, 0]
+    finally:
+        pool.close()
+        other.close()
