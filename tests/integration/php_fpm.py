@@ -19,97 +19,54 @@ SCRIPTS = {
     "info.php": r"""<?php
 header('X-From-Php: yes');
 header('Content-Type: application/json');
-$keys = [
-  'SCRIPT_NAME', 'SCRIPT_FILENAME', 'PATH_INFO', 'QUERY_STRING', 'REQUEST_URI', 'REQUEST_METHOD',
-  'DOCUMENT_ROOT', 'SERVER_PROTOCOL', 'SERVER_PORT', 'REMOTE_ADDR', 'GATEWAY_INTERFACE',
-  'SERVER_SOFTWARE', 'CONTENT_TYPE', 'CONTENT_LENGTH', 'HTTPS'
-];
+$keys = ['SCRIPT_NAME', 'SCRIPT_FILENAME', 'PATH_INFO', 'QUERY_STRING', 'REQUEST_URI',
+         'REQUEST_METHOD', 'DOCUMENT_ROOT', 'SERVER_PROTOCOL', 'SERVER_PORT', 'REMOTE_ADDR',
+         'GATEWAY_INTERFACE', 'SERVER_SOFTWARE', 'CONTENT_TYPE', 'CONTENT_LENGTH', 'HTTPS'];
 $out = [];
-foreach ($keys as $k) {
-  $out[$k] = $_SERVER[$k] ? ? null;
-}
-foreach ($_SERVER as $k = > $v) {
-  if (strncmp($k, 'HTTP_', 5) == = 0) {
-    $out[$k] = $v;
-  }
-}
+foreach ($keys as $k) { $out[$k] = $_SERVER[$k] ?? null; }
+foreach ($_SERVER as $k => $v) { if (strncmp($k, 'HTTP_', 5) === 0) { $out[$k] = $v; } }
 $out['GET'] = $_GET;
 echo json_encode($out);
-""
-    ",
-    "post.php" : r
-                 ""
-                 "<?php
-                 $body = file_get_contents('php://input');
+""",
+    "post.php": r"""<?php
+$body = file_get_contents('php://input');
 header('Content-Type: text/plain');
-echo strlen($body), ' ', hash('sha256', $body), ' ', $_SERVER['CONTENT_LENGTH'],
-    ' ', $_SERVER['CONTENT_TYPE'];
-""
-    ",
-    "form.php" : r
-                 ""
-                 "<?php
-                 echo $_POST['a']
-                 ? ? '-',
-                 '/',
-                 $_POST['b']
-                 ? ? '-';
-""
-    ",
-    "notfound.php" : r
-                     ""
-                     "<?php
-                     header('Status: 404 Not Found');
+echo strlen($body), ' ', hash('sha256', $body), ' ', $_SERVER['CONTENT_LENGTH'], ' ',
+     $_SERVER['CONTENT_TYPE'];
+""",
+    "form.php": r"""<?php
+echo $_POST['a'] ?? '-', '/', $_POST['b'] ?? '-';
+""",
+    "notfound.php": r"""<?php
+header('Status: 404 Not Found');
 echo 'php says no';
-""
-    ",
-    "redirect.php" : r
-                     ""
-                     "<?php
-                     header('Location: /elsewhere');
+""",
+    "redirect.php": r"""<?php
+header('Location: /elsewhere');
 """,
     "stderr.php": r"""<?php
 error_log('marker-' . ($_GET['m'] ?? 'none'));
 echo 'logged';
-""
-    ",
-    "big.php" : r
-                ""
-                "<?php
-                header('Content-Type: application/octet-stream');
+""",
+    "big.php": r"""<?php
+header('Content-Type: application/octet-stream');
 $block = '';
-for ($i = 0; $i < 4096; $i++) {
-  $block.= chr(($i * 7 + 3) % 251);
-}
+for ($i = 0; $i < 4096; $i++) { $block .= chr(($i * 7 + 3) % 251); }
 $n = intval($_GET['mib'] ?? '10') * 256;
-for ($i = 0; $i < $n; $i++) {
-  echo $block;
-}
+for ($i = 0; $i < $n; $i++) { echo $block; }
 """,
     "sleep.php": r"""<?php
 usleep(intval(floatval($_GET['s'] ?? '1') * 1000000));
 echo 'slept';
-""
-    ",
-    "hello.php" : r
-                  ""
-                  "<?php
-                  echo 'hello';
-""
-    ",
-    "index.php" : r
-                  ""
-                  "<?php
-                  echo 'front ',
-                  $_SERVER['REQUEST_URI'],
-                  ' ',
-                  $_SERVER['SCRIPT_NAME'],
-                  ' ',
-                  $_SERVER['PATH_INFO']
-                  ? ? '-';
-""
-    ",
+""",
+    "hello.php": r"""<?php
+echo 'hello';
+""",
+    "index.php": r"""<?php
+echo 'front ', $_SERVER['REQUEST_URI'], ' ', $_SERVER['SCRIPT_NAME'], ' ', $_SERVER['PATH_INFO'] ?? '-';
+""",
 }
+
 
 def big_expected(mib):
     block = bytes((i * 7 + 3) % 251 for i in range(4096))

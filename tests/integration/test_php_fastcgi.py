@@ -71,7 +71,7 @@ def test_get_params_headers_query_and_path_info(fpm):
         assert env["HTTP_X_CUSTOM"] == "v1"  # the underscore twin was dropped
         assert "HTTP_PROXY" not in env  # httpoxy
         assert env["HTTPS"] is None
-#Kept pool connections stay open by design; nothing else may pile up.
+        # Kept pool connections stay open by design; nothing else may pile up.
         fds = s.fd_snapshot()
         for _ in range(20):
             assert get(s, "/hello.php").status == 200
@@ -134,7 +134,7 @@ def test_ten_mib_response_is_byte_exact_and_never_whole_in_memory(fpm):
         assert code == 0, err
         with open(out, "rb") as f:
             assert hashlib.sha256(f.read()).hexdigest() == expected
-#A slow client : PHP has long written everything, the worker must hold back.
+        # A slow client: PHP has long written everything, the worker must hold back.
         worker = s.workers()[0]
         before = rss_kib(worker)
         c = socket.create_connection(("127.0.0.1", s.port))
@@ -173,7 +173,7 @@ def test_php_tricks_are_refused(fpm):
             r = parse_responses(data)[0]
             assert r.status in (400, 404), (path, r)
             assert b"EXECUTED" not in r.body
-#The same tricks under a front controller run the front controller, never the file.
+        # The same tricks under a front controller run the front controller, never the file.
         r = get(s, "/fc/../uploads/evil.jpg/.php")
         assert b"EXECUTED" not in r.body
 
@@ -313,7 +313,7 @@ def test_client_gone_mid_response_closes_the_pool_connection(fpm):
             c.recv(1000)
             c.close()  # mid-body: the worker must drop that pool connection, not reuse it
             time.sleep(0.2)
-#The one connection the share allows is free again : the next request is served.
+        # The one connection the share allows is free again: the next request is served.
         r = get(s, "/hello.php")
         assert r.status == 200 and r.body == b"hello"
         r = get(s, "/big.php?mib=2")
@@ -340,7 +340,7 @@ def fcgi_record(rtype, content):
 
 
 def test_pool_breaking_mid_body_cuts_the_response(fpm):
-#A head and part of a body, then the pool closes without END_REQUEST.
+    # A head and part of a body, then the pool closes without END_REQUEST.
     pool = GarbagePool(fcgi_record(6, b"Content-Type: text/plain\r\n\r\npartial") +
                        fcgi_record(6, b" more"))
     try:
@@ -355,7 +355,7 @@ def test_pool_breaking_mid_body_cuts_the_response(fpm):
 
 def test_body_waits_paused_while_queued(fpm):
     extra = 'max_conns = 1\nqueue_timeout = "10s"'
-#Larger than what loopback socket buffers absorb(tcp_rmem's autotuning maximum).
+    # Larger than what loopback socket buffers absorb (tcp_rmem's autotuning maximum).
     body = os.urandom(16 << 20)
     cfg = site(fpm, pool_extra=extra).replace(
         'php = { pool = "main", root = "%s" }' % fpm.www,
@@ -385,7 +385,7 @@ def test_body_waits_paused_while_queued(fpm):
                 sent += c.send(body[sent:sent + 65536])
             except BlockingIOError:
                 time.sleep(0.01)
-#Queued : the worker stopped reading the body; the kernel buffers hold what was sent.
+        # Queued: the worker stopped reading the body; the kernel buffers hold what was sent.
         assert sent < 8 << 20, "%d bytes of the body were taken while queued" % sent
         assert rss_kib(worker) - before < 2 * 1024
         c.setblocking(True)
@@ -412,7 +412,7 @@ def test_reload_moves_the_pool(fpm):
         bad = site(fpm, address="unix:" + fpm.dir + "/gone.sock", pool_extra="max_conns = 2",
                    server_extra='mode = "%s"' % mode)
         with Scalwsd(good) as s:
-#"single" re - reads the config inside the sandbox, as nobody.
+            # "single" re-reads the config inside the sandbox, as nobody.
             os.chmod(s.dir, 0o755)
             assert get(s, "/hello.php").status == 200  # leaves a kept connection behind
             for config, status in ((bad, 502), (good, 200)):
