@@ -77,7 +77,8 @@ Json InstanceSupervisor::processes() const {
                 {"cpus", w.cpus().toString()},
                 {"started_ms", w.startedMs()},
                 {"restarts", slot == nullptr ? 0 : slot->restarts},
-                {"attached", slot != nullptr && slot->attached}};
+                {"attached", slot != nullptr && slot->attached},
+                {"sandbox", w.sandbox()}};
   };
   for (const Slot& s : slots_) {
     if (s.worker) {

@@ -209,6 +209,9 @@ void WorkerProcess::onReady(const ipc::Message& request, ipc::Replier replier) {
     return failStart(error.ok() ? *error : "said it is not ready");
   }
   state_ = State::kReady;
+  if (auto it = request.args.find("sandbox"); it != request.args.end() && it->is_object()) {
+    sandbox_ = *it;
+  }
   if (timer_ != nullptr) uv_timer_stop(timer_);
   reportReady(common::okStatus());
 }

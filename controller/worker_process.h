@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/config/site_config.h"
@@ -96,6 +97,8 @@ class WorkerProcess {
   void detach();
 
   pid_t pid() const { return pid_; }
+  // The sandbox report the worker sent with `ready` (null for a re-attached worker).
+  const nlohmann::json& sandbox() const { return sandbox_; }
   uint32_t slot() const { return slot_; }
   State state() const { return state_; }
   bool isChild() const { return is_child_; }
@@ -129,6 +132,7 @@ class WorkerProcess {
 
   uv_loop_t* loop_;
   pid_t pid_;
+  nlohmann::json sandbox_;
   common::UniqueFd pidfd_;
   Callbacks callbacks_;
   State state_ = State::kStarting;

@@ -95,6 +95,42 @@ std::string renderList(const Json& r) {
                      rows);
 }
 
+// What the workers' sandbox enforces, from the report the first worker sent when it
+// became ready (every worker of an instance gets the same policy).
+std::string sandboxSection(const Json& processes) {
+  for (const Json& p : processes) {
+    const Json& sb = p.value("sandbox", Json());
+    if (!sb.is_object()) continue;
+    std::string out = "\nsandbox (reported by pid " + str(p, "pid") + "):\n";
+    const Json& id = sb.value("identity", Json::object());
+    out += "  user " + id.value("user", std::string("(unchanged)")) + " uid " +
+           std::to_string(id.value("uid", 0)) + " gid " + std::to_string(id.value("gid", 0)) +
+           ", no_new_privs " + (sb.value("no_new_privs", false) ? "yes" : "no") + "\n";
+    const Json& ll = sb.value("landlock", Json::object());
+    out += "  landlock ABI " + std::to_string(ll.value("abi", 0)) +
+           (ll.value("enforced", false) ? ", enforced" : ", NOT enforced") + "\n";
+    for (const Json& path : ll.value("paths", Json::array())) {
+      out += "    " + path.value("access", std::string()) + " " +
+             path.value("path", std::string()) + "\n";
+    }
+    std::string ports;
+    for (const Json& port : ll.value("tcp_connect_ports", Json::array())) {
+      ports += (ports.empty() ? "" : ",") + port.dump();
+    }
+    out += "    tcp: bind denied, connect to " + (ports.empty() ? std::string("no port") : ports) +
+           "\n";
+    const Json& sc = sb.value("seccomp", Json::object());
+    out += "  seccomp " + std::string(sc.value("enforced", false) ? "enforced" : "NOT enforced") +
+           ", refusals " + sc.value("action", std::string()) + ", " +
+           std::to_string(sc.value("allowed_syscalls", 0)) + " syscalls allowed\n";
+    for (const Json& d : sb.value("degraded", Json::array())) {
+      out += "  degraded: " + d.get<std::string>() + "\n";
+    }
+    return out;
+  }
+  return "";
+}
+
 std::string renderShow(const Json& r) {
   std::string out;
   out += line("name", str(r, "name"));
@@ -137,6 +173,7 @@ std::string renderShow(const Json& r) {
   out += procs.empty()
              ? "  none\n"
              : renderTable({"SLOT", "PID", "CPUS", "STATE", "STARTED", "RESTARTS"}, procs);
+  out += sandboxSection(r.value("processes", Json::array()));
   out += "\nevents (newest first):\n";
   const Json& events = r.value("events", Json::array());
   out += events.empty() ? "  none\n" : eventsTable(events);

@@ -182,3 +182,71 @@ def test_a_workers_policy_refuses_everything_outside_its_config():
     finally:
         pool.close()
         other.close()
+
+
+TEST_USER = "scalwstest"
+
+
+def ensure_test_user():
+    """A second unprivileged user for the two-tenant test (CI runs as root)."""
+    import pwd
+    try:
+        return pwd.getpwnam(TEST_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+                        "/usr/sbin/nologin", TEST_USER], check=True)
+        return pwd.getpwnam(TEST_USER)
+
+
+def test_two_instances_with_their_own_users_and_roots():
+    from controller_harness import Controller, unique_name, workers_of, http_get
+    from harness import free_port
+    other = ensure_test_user()
+    top = tempfile.mkdtemp(prefix="scalws-tenants-")
+    os.chmod(top, 0o755)
+    sites = {}
+    for name, user, uid, gid in (("a", "nobody", NOBODY, NOBODY),
+                                 ("b", TEST_USER, other.pw_uid, other.pw_gid)):
+        root = os.path.join(top, name)
+        os.mkdir(root)
+        with open(os.path.join(root, "index.html"), "w") as f:
+            f.write("site %s\n" % name)
+        for p in (root, os.path.join(root, "index.html")):
+            os.chown(p, uid, gid)
+        os.chmod(root, 0o700)  # only its own user may enter
+        sites[name] = (root, user, uid, free_port())
+    with Controller() as c:
+        names = {}
+        for name, (root, user, uid, port) in sites.items():
+            names[name] = unique_name(name)
+            config = ('[[listen]]\naddress = "127.0.0.1:%d"\n[[route]]\n'
+                      'static = { root = "%s" }\n' % (port, root))
+            c.add(names[name], config, "--cpus", "1", "--shared-cpus", "--user", user)
+            c.ctl("instance", "start", names[name])
+        for name, (root, user, uid, port) in sites.items():
+            assert http_get(port, "/") == (200, ("site %s\n" % name).encode())
+            for pid in workers_of(names[name]):
+                st = proc_status(pid)
+                assert st["Uid"] == [str(uid)] * 4
+                assert st["Seccomp"] == ["2"] and st["NoNewPrivs"] == ["1"]
+            show = c.show(names[name])
+            report = show["processes"][0]["sandbox"]
+            assert report["landlock"]["enforced"] and report["seccomp"]["enforced"]
+            assert [p["path"] for p in report["landlock"]["paths"]] == [root]
+            human = c.ctl("instance", "show", names[name]).stdout
+            assert "landlock ABI" in human and "enforced" in human and root in human
+        # Each site's policy, entered by the probe, cannot read the other's root even where
+        # file permissions would let it (the probe runs as the site's user; root-owned
+        # copies readable by all show that Landlock, not the mode bits, refuses).
+        import errno as E
+        shared = world_dir(os.path.join(top, "shared"))
+        mine = world_file(os.path.join(shared, "a.html"))
+        theirs = world_file(os.path.join(top, "b-readable.html"))
+        cfg = os.path.join(top, "probe-a.toml")
+        with open(cfg, "w") as f:
+            f.write('[server]\nuser = "nobody"\n[[listen]]\naddress = "127.0.0.1:1"\n'
+                    '[[route]]\nstatic = { root = "%s" }\n' % shared)
+        out = subprocess.run([os.path.join(BIN_DIR, "scalws-sandbox-probe"), "--config", cfg,
+                              "--read", mine, "--read", theirs, "--read", sites["b"][0] + "/index.html"],
+                             stdout=subprocess.PIPE, check=True).stdout.decode().split("\n")
+        assert [int(l.split()[1]) for l in out[1:] if l] == [0, E.EACCES, E.EACCES]
