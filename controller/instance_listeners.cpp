@@ -6,6 +6,8 @@
 
 #include <cerrno>
 
+#include "common/net/listen_socket.h"
+
 namespace scalws::controller {
 
 using common::Result;
@@ -29,62 +31,13 @@ Result<std::vector<UniqueFd>> SlotListeners::duplicateFds() const {
   return out;
 }
 
-namespace {
-
-Result<UniqueFd> bindSocket(const common::config::ListenConfig& listen, bool reuse_port) {
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  int family = AF_INET;
-  if (listen.host.find(':') != std::string::npos) {
-    family = AF_INET6;
-    auto* a6 = reinterpret_cast<sockaddr_in6*>(&addr);
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons(listen.port);
-    if (inet_pton(AF_INET6, listen.host.c_str(), &a6->sin6_addr) != 1) {
-      return common::invalidArgument(listen.where.toString() + ": bad IPv6 address " + listen.host);
-    }
-    len = sizeof(sockaddr_in6);
-  } else {
-    auto* a4 = reinterpret_cast<sockaddr_in*>(&addr);
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons(listen.port);
-    if (inet_pton(AF_INET, listen.host.c_str(), &a4->sin_addr) != 1) {
-      return common::invalidArgument(listen.where.toString() + ": bad IPv4 address " + listen.host);
-    }
-    len = sizeof(sockaddr_in);
-  }
-  UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return common::errnoStatus(errno, "socket");
-  int one = 1;
-  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (reuse_port) setsockopt(fd.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-  if (family == AF_INET6) setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-    int err = errno;
-    if (err == EADDRINUSE) {
-      return common::Status(common::StatusCode::kAlreadyExists,
-                            listen.address + " is already in use by another process");
-    }
-    return common::errnoStatus(err, "cannot bind " + listen.address);
-  }
-  return fd;
-}
-
-}  // namespace
-
 common::Status checkAddressFree(const common::config::ListenConfig& listen) {
-  Result<UniqueFd> probe = bindSocket(listen, false);
+  Result<UniqueFd> probe = common::net::bindTcpSocket(listen, false);
   return probe.ok() ? common::okStatus() : probe.status();
 }
 
 Result<UniqueFd> bindListener(const common::config::ListenConfig& listen) {
-  Result<UniqueFd> bound = bindSocket(listen, true);
-  if (!bound.ok()) return bound.status();
-  UniqueFd fd = std::move(bound).value();
-  if (::listen(fd.get(), 4096) != 0) {
-    return common::errnoStatus(errno, "listen on " + listen.address);
-  }
-  return fd;
+  return common::net::openListenSocket(listen);
 }
 
 Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, uint32_t loops) {

@@ -18,18 +18,6 @@ namespace {
 
 constexpr size_t kFlushAt = 32 * 1024;
 
-std::string_view protocolName(HttpVersion v) {
-  switch (v) {
-    case HttpVersion::kHttp10:
-      return "HTTP/1.0";
-    case HttpVersion::kHttp11:
-      return "HTTP/1.1";
-    case HttpVersion::kHttp2:
-      return "HTTP/2.0";
-  }
-  return "HTTP/1.1";
-}
-
 }  // namespace
 
 common::Result<int> openAccessLogFile(const std::string& path) {
@@ -98,7 +86,7 @@ void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes
     buffer_.push_back(' ');
     appendEscaped(r.target, false);
     buffer_.push_back(' ');
-    buffer_.append(protocolName(r.version));
+    buffer_.append(httpVersionName(r.version));
   }
   buffer_.append("\" ");
   buffer_.append(num, http1::formatDecimal(status, num));
@@ -127,7 +115,7 @@ void AccessLog::appendJson(const Request& r, uint16_t status, uint64_t bytes,
   buffer_.append("\",\"uri\":\"");
   appendEscaped(r.target, true);
   buffer_.append("\",\"protocol\":\"");
-  buffer_.append(protocolName(r.version));
+  buffer_.append(httpVersionName(r.version));
   buffer_.append("\",\"status\":");
   buffer_.append(num, http1::formatDecimal(status, num));
   buffer_.append(",\"bytes\":");

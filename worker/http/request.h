@@ -28,6 +28,8 @@ class WorkerLoop;
 class BodySink;
 
 enum class HttpVersion : uint8_t { kHttp10, kHttp11, kHttp2 };
+// "HTTP/1.0", "HTTP/1.1", "HTTP/2.0" (as logs and CGI's SERVER_PROTOCOL write it).
+std::string_view httpVersionName(HttpVersion version);
 
 struct PeerInfo {
   sockaddr_storage address{};

@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "common/log.h"
-#include "worker/server/listen_socket.h"
+#include "common/net/listen_socket.h"
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
 
@@ -69,13 +69,14 @@ common::Status MultiProcessServer::openListeners(const common::config::SiteConfi
         fds.push_back(old->second[i]);  // same queue, so nothing waiting in it is lost
         continue;
       }
-      common::Result<int> fd = openListenSocket(listen);
+      common::Result<common::UniqueFd> fd = common::net::openListenSocket(listen);
       if (!fd.ok()) {
         for (int f : fresh) ::close(f);  // the running set stays as it was
         return fd.status();
       }
-      fresh.push_back(*fd);
-      fds.push_back(*fd);
+      int raw = fd->release();  // owned by listeners_ from here
+      fresh.push_back(raw);
+      fds.push_back(raw);
     }
   }
   for (auto& [address, fds] : listeners_) {

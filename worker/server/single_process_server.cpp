@@ -9,8 +9,8 @@
 #include <memory>
 
 #include "common/log.h"
+#include "common/net/listen_socket.h"
 #include "worker/metrics/metrics_area.h"
-#include "worker/server/listen_socket.h"
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
 
@@ -60,14 +60,15 @@ int SingleProcessServer::run() {
   options.listeners_per_loop.resize(loops);
   for (uint32_t i = 0; i < loops; ++i) {
     for (const auto& listen : runtime_.snapshot->site().listens) {
-      common::Result<int> fd = openListenSocket(listen);
+      common::Result<common::UniqueFd> fd = common::net::openListenSocket(listen);
       if (!fd.ok()) {
         LOG_ERROR("%s", fd.status().message().c_str());
         return 1;
       }
-      listener_fds_.push_back(*fd);
+      int raw = fd->release();  // closed by the destructor with the others
+      listener_fds_.push_back(raw);
       options.listeners_per_loop[i].push_back(
-          ListenerSocket{*fd, listen.port, listen.tls.has_value()});
+          ListenerSocket{raw, listen.port, listen.tls.has_value()});
     }
   }
   options.cpus = server.cpus;

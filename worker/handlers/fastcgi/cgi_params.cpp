@@ -32,18 +32,6 @@ void appendJoined(std::string& out, std::string_view name,
   for (std::string_view p : parts) out.append(p);
 }
 
-std::string_view protocolName(HttpVersion v) {
-  switch (v) {
-    case HttpVersion::kHttp10:
-      return "HTTP/1.0";
-    case HttpVersion::kHttp11:
-      return "HTTP/1.1";
-    case HttpVersion::kHttp2:
-      return "HTTP/2.0";
-  }
-  return "HTTP/1.1";
-}
-
 void appendRemote(std::string& out, const PeerInfo& peer) {
   char addr[INET6_ADDRSTRLEN] = "";
   uint16_t port = 0;
@@ -109,7 +97,7 @@ void appendCgiParams(std::string& out, const Request& r, const ScriptMatch& scri
   std::string_view root = site.document_root == "/" ? std::string_view() : site.document_root;
   appendNameValue(out, "GATEWAY_INTERFACE", "CGI/1.1");
   appendNameValue(out, "SERVER_SOFTWARE", site.server_software);
-  appendNameValue(out, "SERVER_PROTOCOL", protocolName(r.version));
+  appendNameValue(out, "SERVER_PROTOCOL", httpVersionName(r.version));
   appendNameValue(out, "REQUEST_METHOD", r.method_name);
   // REQUEST_URI is the target as the client sent it (a front controller routes on it).
   if (!r.target.empty() && r.target.front() == '/') {

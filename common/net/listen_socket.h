@@ -1,0 +1,18 @@
+// The listening sockets of a site, for the standalone worker and the controller alike:
+// TCP, non-blocking, close-on-exec, SO_REUSEADDR, IPv6 sockets v6-only, and SO_REUSEPORT so
+// every worker (process or loop) can have its own accept queue on the same address.
+#pragma once
+
+#include "common/config/site_config.h"
+#include "common/status.h"
+#include "common/unique_fd.h"
+
+namespace scalws::common::net {
+
+// Bound, not yet listening. Without reuse_port the bind fails when anything else holds
+// the address (the controller's "is it free?" probe); EADDRINUSE says so in words.
+Result<UniqueFd> bindTcpSocket(const config::ListenConfig& listen, bool reuse_port);
+// Bound with SO_REUSEPORT and listening.
+Result<UniqueFd> openListenSocket(const config::ListenConfig& listen);
+
+}  // namespace scalws::common::net
