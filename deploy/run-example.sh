@@ -6,17 +6,27 @@
 #
 # While it runs, from another terminal:
 #   ./build/bin/scalwsctl --socket .state/control.sock instance show demo
+#
+# For tests: SCALWS_SKIP_SETUP=1 skips installing and building, SCALWS_STATE_DIR and
+# SCALWS_EXAMPLE_PORT move the state and the port.
 set -eu
 cd "$(dirname "$0")/.."
-./deploy/install-deps.sh
-./deploy/build.sh
+if [ "${SCALWS_SKIP_SETUP:-0}" != 1 ]; then
+  ./deploy/install-deps.sh
+  ./deploy/build.sh
+fi
 
-state="$PWD/.state"
+state="${SCALWS_STATE_DIR:-$PWD/.state}"
+port="${SCALWS_EXAMPLE_PORT:-8080}"
 socket="$state/control.sock"
 mkdir -p "$state"
 # An instance's config is a site without [server]: its mode, CPUs and user come from
 # `instance add`. The demo is the example site with that table left out.
-awk '/^\[/ { skip = ($0 ~ /^\[server\]/) } !skip' deploy/examples/site.toml >"$state/demo.toml"
+# Relative roots in the example are relative to deploy/examples/; the copy lives in .state/,
+# so they are made absolute.
+awk '/^\[/ { skip = ($0 ~ /^\[server\]/) } !skip' deploy/examples/site.toml |
+  sed -e "s|root = \"\([^/\"][^\"]*\)\"|root = \"$PWD/deploy/examples/\1\"|g" \
+      -e "s|127.0.0.1:8080|127.0.0.1:$port|" >"$state/demo.toml"
 
 ctl() { ./build/bin/scalwsctl --socket "$socket" "$@"; }
 
@@ -57,5 +67,5 @@ else
   ctl instance start demo >/dev/null || fail "cannot start the demo instance"
 fi
 ctl instance list
-echo "scalws: the demo instance serves deploy/examples/ on http://127.0.0.1:8080/ (Ctrl-C stops it)"
+echo "scalws: the demo instance serves deploy/examples/ on http://127.0.0.1:$port/ (Ctrl-C stops it)"
 wait "$controller"
