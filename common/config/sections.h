@@ -27,6 +27,10 @@ void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
 void parseListenSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 
+// listen.tls (a table): `path` is "listen.tls" for messages.
+void parseTlsTable(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                   TlsConfig& tls);
+
 // A route action key ("respond", "static"): `path` is "route.<key>" for messages.
 struct ActionParser {
   std::string_view key;
