@@ -13,6 +13,7 @@
 #include "worker/http/handler.h"
 #include "worker/http1/request_codec.h"
 #include "worker/router/router.h"
+#include "worker/tls/server_context.h"
 
 namespace scalws::worker {
 
@@ -32,6 +33,11 @@ class ConfigSnapshot {
   bool policyAllows(int route, const PeerInfo& peer) const;
   const http1::CodecLimits& codecLimits() const { return limits_; }
   std::string_view serverHeaderLine() const { return server_line_; }
+  // The TLS context of listener `listen_index` (site().listens order); null for plain ones.
+  // Connections keep a reference: it outlives a reload for the handshakes it began.
+  const std::shared_ptr<const tls::ServerContext>& tlsContext(size_t listen_index) const {
+    return tls_[listen_index];
+  }
 
  private:
   ConfigSnapshot() = default;
@@ -42,6 +48,7 @@ class ConfigSnapshot {
   std::vector<std::unique_ptr<Handler>> handlers_;
   http1::CodecLimits limits_;
   std::string server_line_;
+  std::vector<std::shared_ptr<const tls::ServerContext>> tls_;  // one per listen
 };
 
 // True when `peer` falls in one of `cidrs`.
