@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "worker/http1/connection.h"
+#include "worker/http2/connection.h"
 #include "worker/tls/pending_connection.h"
 #include "worker/tls/tls_transport.h"
 
@@ -139,7 +140,7 @@ void WorkerLoop::serveConnection(std::unique_ptr<Transport> transport, const Pee
   ClientConnection* connection = nullptr;
   bool started = false;
   if (protocol == AppProtocol::kHttp2) {
-    auto* c = new http1::Connection(*this, std::move(transport), peer);  // TODO h2
+    auto* c = new http2::Connection(*this, std::move(transport), peer);
     started = c->start();
     connection = c;
   } else {
