@@ -240,6 +240,11 @@ common::Status ServerContext::addCertificate(const TlsCertificateConfig& config,
                                    config.cert + ": " + takeOpensslErrors());
   }
   if (SSL_CTX_use_PrivateKey_file(ctx, config.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
+      takeOpensslErrors();
+      return common::invalidArgument(where(config, "key") + "private key " + config.key +
+                                     " does not match certificate " + config.cert);
+    }
     return common::invalidArgument(where(config, "key") + "cannot load private key " + config.key +
                                    ": " + takeOpensslErrors());
   }

@@ -81,7 +81,14 @@ TlsTransport::TlsTransport(int fd, std::shared_ptr<const ServerContext> context,
 }
 
 TlsTransport::~TlsTransport() {
-  if (ssl_ != nullptr) SSL_free(ssl_);
+  if (ssl_ == nullptr) return;
+  // Clients often just close the socket. OpenSSL would then drop the session from the
+  // cache as if it were broken; only a connection that failed deserves that (nginx does
+  // the same).
+  if (!failed_ && SSL_is_init_finished(ssl_)) {
+    SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+  }
+  SSL_free(ssl_);
 }
 
 bool TlsTransport::flushPending() {
