@@ -43,6 +43,7 @@ class BodyQueue {
   // Drops the first `n` bytes (n <= size()), releasing file owners as slices end.
   void consume(uint64_t n);
   void clear();
+  size_t ownedBytesForTest() const { return owned_.size(); }
 
  private:
   std::vector<Segment> segments_;

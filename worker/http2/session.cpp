@@ -128,7 +128,15 @@ bool Session::receive(const char* data, size_t len, uint64_t now_ms) {
     // Not a frame-level error nghttp2 answered itself (bad preface, flood, a callback that
     // could not go on): the session cannot continue.
     failed_ = true;
-    if (rv == NGHTTP2_ERR_FLOODED) goaway_error_ = NGHTTP2_ENHANCE_YOUR_CALM;
+    // For these nghttp2 stopped before touching the session's state, so a GOAWAY saying
+    // why can still go out (RFC 9113 §5.4.1); anything else ends without one.
+    uint32_t code = 0;
+    if (rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+      code = NGHTTP2_ENHANCE_YOUR_CALM;
+    } else if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
+      code = NGHTTP2_PROTOCOL_ERROR;
+    }
+    if (code != 0 && nghttp2_session_terminate_session(session_, code) == 0) goaway_error_ = code;
     return false;
   }
   return !failed_;
