@@ -83,7 +83,11 @@ void WorkerLoop::acceptFrom(Listener& l) {
       return;  // EAGAIN and everything else: wait for the next readiness
     }
     if (connection_count_ >= snapshot_->server().max_connections) {
-      rejectOverloaded(fd);
+      if (l.socket.tls) {
+        ::close(fd);  // a plain-text 503 means nothing to a TLS client
+      } else {
+        rejectOverloaded(fd);
+      }
       continue;
     }
     int one = 1;
