@@ -138,6 +138,9 @@ def test_tickets_resume_on_every_worker_process():
     # No session cache: only tickets can resume, and connections land on either worker
     # (SO_REUSEPORT), so this holds only if both derive the same ticket keys.
     with tls_server(MULTI) as s:
+        deadline = time.monotonic() + 10
+        while len(s.workers()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert len(s.workers()) == 2
         assert all(resumes(s.port, "-tls1_3") for _ in range(12))
 
