@@ -144,53 +144,75 @@ Result<LandlockPlan> planLandlock(const SandboxPolicy& policy, int abiVersion) {
   return plan;
 }
 
-Status applyLandlock(const SandboxPolicy& policy, SandboxReport& report) {
+LandlockRuleset::~LandlockRuleset() {
+  if (fd_ >= 0) close(fd_);
+}
+
+LandlockRuleset::LandlockRuleset(LandlockRuleset&& other) noexcept
+    : fd_(other.fd_), plan_(std::move(other.plan_)) {
+  other.fd_ = -1;
+}
+
+Result<LandlockRuleset> prepareLandlock(const SandboxPolicy& policy, SandboxReport& report) {
   Result<LandlockPlan> plan = planLandlock(policy, probeLandlockAbi());
   if (!plan.ok()) return plan.status();
   LandlockReport& out = report.landlock;
   out = LandlockReport{};
   out.abi = plan->abi;
   report.degraded.insert(report.degraded.end(), plan->degraded.begin(), plan->degraded.end());
-  if (plan->abi < 1) return common::okStatus();
+  LandlockRuleset prepared;
+  prepared.plan_ = *plan;
+  if (plan->abi < 1) return prepared;
 
   abi::RulesetAttr attr;
   attr.handled_access_fs = plan->handledFs;
   attr.handled_access_net = plan->handledNet;
   attr.scoped = plan->scoped;
-  ScopedFd ruleset(static_cast<int>(
-      syscall(SYS_landlock_create_ruleset, &attr, abi::rulesetAttrSize(plan->abi), 0U)));
-  if (ruleset.fd < 0) return common::errnoStatus(errno, "landlock_create_ruleset");
+  prepared.fd_ = static_cast<int>(
+      syscall(SYS_landlock_create_ruleset, &attr, abi::rulesetAttrSize(plan->abi), 0U));
+  if (prepared.fd_ < 0) return common::errnoStatus(errno, "landlock_create_ruleset");
 
   for (const PathRule& rule : policy.paths) {
     LandlockPathReport pathReport;
-    SCALWS_RETURN_IF_ERROR(addPathRule(ruleset.fd, rule, plan->handledFs, pathReport));
+    SCALWS_RETURN_IF_ERROR(addPathRule(prepared.fd_, rule, plan->handledFs, pathReport));
     out.paths.push_back(std::move(pathReport));
   }
   if (plan->handledNet != 0) {
     // No bind rule at all: every TCP bind is denied. One connect rule per allowed port.
     for (uint16_t port : policy.tcpConnectPorts) {
       abi::NetPortAttr attrPort{abi::kNetConnectTcp, port};
-      if (syscall(SYS_landlock_add_rule, ruleset.fd, abi::kRuleNetPort, &attrPort, 0) != 0) {
+      if (syscall(SYS_landlock_add_rule, prepared.fd_, abi::kRuleNetPort, &attrPort, 0) != 0) {
         return common::errnoStatus(errno, "landlock connect rule for port " + std::to_string(port));
       }
       out.tcpConnectPorts.push_back(port);
     }
   }
+  return prepared;
+}
 
+Status restrictLandlock(LandlockRuleset& ruleset, SandboxReport& report) {
+  if (ruleset.fd_ < 0) return common::okStatus();  // no Landlock: already reported degraded
   // landlock_restrict_self() needs no_new_privs (or CAP_SYS_ADMIN, which we do not rely on).
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return common::errnoStatus(errno, "prctl(PR_SET_NO_NEW_PRIVS)");
   }
   report.noNewPrivs = true;
   // Flags 0: with ABI 7 the kernel's audit logs denials of this process (not after exec).
-  if (syscall(SYS_landlock_restrict_self, ruleset.fd, 0U) != 0) {
+  if (syscall(SYS_landlock_restrict_self, ruleset.fd_, 0U) != 0) {
     return common::errnoStatus(errno, "landlock_restrict_self");
   }
+  LandlockReport& out = report.landlock;
   out.enforced = true;
-  out.handledFs = plan->handledFs;
-  out.handledNet = plan->handledNet;
-  out.scoped = plan->scoped;
+  out.handledFs = ruleset.plan_.handledFs;
+  out.handledNet = ruleset.plan_.handledNet;
+  out.scoped = ruleset.plan_.scoped;
   return common::okStatus();
+}
+
+Status applyLandlock(const SandboxPolicy& policy, SandboxReport& report) {
+  Result<LandlockRuleset> ruleset = prepareLandlock(policy, report);
+  if (!ruleset.ok()) return ruleset.status();
+  return restrictLandlock(*ruleset, report);
 }
 
 }  // namespace scalws::sandbox

@@ -49,6 +49,29 @@ uint64_t landlockPathRights(PathAccess access, bool directory, uint64_t handledF
 // thread. Fills report.landlock and appends to report.degraded. A path that does not exist
 // or is not of the policy's PathKind is an error. On error nothing was restricted unless
 // the error says landlock_restrict_self failed.
+// The ruleset is built in two steps so its paths are opened with the privileges the
+// process starts with (a docroot or config file only root may traverse to) and enforced
+// after the privilege drop: prepare → drop privileges → restrict.
+class LandlockRuleset {
+ public:
+  LandlockRuleset() = default;
+  ~LandlockRuleset();
+  LandlockRuleset(LandlockRuleset&& other) noexcept;
+  LandlockRuleset(const LandlockRuleset&) = delete;
+  LandlockRuleset& operator=(const LandlockRuleset&) = delete;
+  LandlockRuleset& operator=(LandlockRuleset&&) = delete;
+
+ private:
+  friend common::Result<LandlockRuleset> prepareLandlock(const SandboxPolicy&, SandboxReport&);
+  friend common::Status restrictLandlock(LandlockRuleset&, SandboxReport&);
+  int fd_ = -1;  // -1: the kernel has no Landlock
+  LandlockPlan plan_;
+};
+
+common::Result<LandlockRuleset> prepareLandlock(const SandboxPolicy& policy, SandboxReport& report);
+// Sets PR_SET_NO_NEW_PRIVS and restricts the calling thread.
+common::Status restrictLandlock(LandlockRuleset& ruleset, SandboxReport& report);
+// Both steps at once (for a process that keeps its identity).
 common::Status applyLandlock(const SandboxPolicy& policy, SandboxReport& report);
 
 }  // namespace scalws::sandbox

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 
 #include "common/log.h"
 #include "sandbox/landlock.h"
@@ -52,6 +53,14 @@ Status applyLayers(const SandboxPolicy& policy, const StatusFile& statusFile,
                       std::to_string(before->threads) + " threads running)");
   }
 
+  // The rule paths are opened while the process still has its starting privileges.
+  std::optional<LandlockRuleset> ruleset;
+  if (policy.mode != SandboxMode::kOff) {
+    Result<LandlockRuleset> prepared = prepareLandlock(policy, report);
+    if (!prepared.ok()) return prepared.status();
+    ruleset.emplace(std::move(prepared).value());
+  }
+
   Result<IdentityReport> identity = dropPrivileges(policy);
   if (!identity.ok()) return identity.status();
   report.identity = std::move(identity).value();
@@ -61,7 +70,7 @@ Status applyLayers(const SandboxPolicy& policy, const StatusFile& statusFile,
     return common::errnoStatus(errno, "prctl(PR_SET_NO_NEW_PRIVS)");
   }
   report.noNewPrivs = true;
-  SCALWS_RETURN_IF_ERROR(applyLandlock(policy, report));
+  SCALWS_RETURN_IF_ERROR(restrictLandlock(*ruleset, report));
   SCALWS_RETURN_IF_ERROR(applySeccomp(policy, report));
   return common::okStatus();
 }

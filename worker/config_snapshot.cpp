@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "worker/handlers/respond_handler.h"
+#include "worker/handlers/static/static_handler.h"
 
 namespace scalws::worker {
 
@@ -16,6 +17,12 @@ namespace {
 Result<std::unique_ptr<Handler>> makeHandler(const RouteConfig& route) {
   if (const auto* respond = std::get_if<common::config::RespondAction>(&route.action)) {
     return std::unique_ptr<Handler>(new RespondHandler(*respond));
+  }
+  if (const auto* files = std::get_if<common::config::StaticAction>(&route.action)) {
+    // Opens the docroot now, before any sandbox; a missing root names the route.
+    auto handler = StaticHandler::create(*files, route.where);
+    if (!handler.ok()) return handler.status();
+    return std::unique_ptr<Handler>(std::move(handler).value());
   }
   return common::invalidArgument(route.where.toString() + ": this action is not supported yet");
 }

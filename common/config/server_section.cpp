@@ -113,6 +113,9 @@ void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
   readCpus(table, server);
   table.readString("user", server.user);
   readSandbox(table, server);
+  table.readEnum<SeccompAction>("seccomp_action",
+                                {{"errno", SeccompAction::kErrno}, {"kill", SeccompAction::kKill}},
+                                server.seccomp_action);
 
   readPositiveDuration(table, "header_timeout", server.header_timeout);
   table.readDuration("keepalive_timeout", server.keepalive_timeout);  // 0: no keep-alive

@@ -4,7 +4,8 @@
 // Plain values, built once by the loader (config_loader.h) and then shared read-only by
 // every loop of a worker. Every field has the default the README documents; the loader
 // fills `where` so later checks (open a docroot, bind an address) can still name the
-// file:line:col an operator has to fix.
+// file:line:col an operator has to fix. Paths the loader accepts relative (tls cert/key,
+// access_log, error_log) are stored absolute, resolved against the config file's directory.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,7 @@ using Bytes = uint64_t;
 
 enum class WorkerMode { kMulti, kSingle };
 enum class SandboxMode { kOff, kOn, kRequired };
+enum class SeccompAction { kErrno, kKill };  // refused syscalls: EPERM (logged) or kill
 enum class AccessLogFormat { kCombined, kJson };
 
 struct ServerConfig {
@@ -38,27 +40,28 @@ struct ServerConfig {
   std::vector<uint32_t> cpus;  // empty: no pinning
   std::string user;            // empty: keep the current user
   SandboxMode sandbox = SandboxMode::kOn;
+  SeccompAction seccomp_action = SeccompAction::kErrno;
 
   // Timeouts.
   Milliseconds header_timeout = 10'000;     // whole request head must arrive (408)
-  Milliseconds keepalive_timeout = 75'000;  // idle between requests (close quietly)
+  Milliseconds keepalive_timeout = 75'000;  // idle between requests (close quietly); 0: none
   Milliseconds body_timeout = 60'000;       // between two body reads (408)
   Milliseconds send_timeout = 60'000;       // between two successful writes (close)
-  Milliseconds shutdown_timeout = 10'000;   // drain on SIGTERM
+  Milliseconds shutdown_timeout = 10'000;   // drain on SIGTERM; 0: no drain
 
   // Limits.
   Bytes max_request_line = 8 * 1024;  // 414 past it
   Bytes max_header_size = 32 * 1024;  // whole header section; 431 past it
   uint32_t max_headers = 100;         // 431 past it
-  Bytes max_body = 1024 * 1024;       // default for routes without policy.max_body; 413
+  Bytes max_body = 1024 * 1024;       // default for routes without policy.max_body; 413; 0: no body
   uint32_t max_requests_per_connection = 10'000;
   uint32_t max_connections = 10'000;  // per worker loop
 
   std::string server_header = "scalws";  // empty: no Server header
   std::string access_log;                // path; empty: off
   AccessLogFormat access_log_format = AccessLogFormat::kCombined;
-  std::string error_log;  // path; empty: stderr
-  std::string log_level = "info";
+  std::string error_log;           // path; empty: stderr
+  std::string log_level = "info";  // debug, info, notice, warn, error or alert
   SourceLocation where;
 };
 
@@ -136,8 +139,8 @@ struct OpenFileCacheConfig {
 };
 
 struct StaticAction {
-  std::string root;
-  std::vector<std::string> index = {"index.html"};
+  std::string root;  // absolute; a relative one in the file is resolved against its directory
+  std::vector<std::string> index = {"index.html"};  // file names (no "/"); empty: none
   OpenFileCacheConfig open_file_cache;
   std::vector<std::string> precompressed;    // "br", "gzip", in preference order
   std::optional<uint64_t> max_age;           // seconds; Cache-Control: max-age=N

@@ -14,14 +14,15 @@ void readRoot(TableReader& table, StaticAction& action) {
   std::string root;
   if (!table.readString("root", root)) return;
   const ConfigValue& value = *table.get("root");
-  // The docroot is opened once, before the sandbox, and never relative to a cwd that an
-  // instance does not control.
-  if (root.empty() || root.front() != '/') {
-    table.error(value, "root", "must be an absolute path, found \"" + root + "\"");
+  // The docroot is opened once, before the sandbox, and never relative to a working
+  // directory: a relative root is resolved against the config file's directory, like
+  // every other path of a config (tls cert and key, logs).
+  if (root.empty()) {
+    table.error(value, "root", "must not be empty");
   } else if (root.find('\0') != std::string::npos) {
     table.error(value, "root", "must not contain NUL");
   } else {
-    action.root = std::move(root);
+    action.root = table.context().resolvePath(root);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "common/config/table_reader.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "common/config/units.h"
@@ -19,21 +20,27 @@ std::string describeRange(int64_t min, int64_t max, int64_t found) {
   return "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", found " + f;
 }
 
-// Levenshtein distance, for "did you mean" on misspelt keys.
+// Edit distance counting a swap of neighbours as one edit (optimal string alignment), for
+// "did you mean" on misspelt keys.
 size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
       size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
-      diagonal = above;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
     }
   }
-  return row[b.size()];
+  return d[a.size()][b.size()];
+}
+
+// Two edits turn one short word into an unrelated one ("code" into "body").
+size_t suggestionLimit(std::string_view known) {
+  return known.size() <= 4 ? 1 : 2;
 }
 
 }  // namespace
@@ -202,10 +209,12 @@ void TableReader::finish() {
     std::string message =
         (path_.empty() ? std::string() : path_ + ": ") + "unknown key \"" + entry.key + "\"";
     const std::string* closest = nullptr;
-    size_t best = 3;  // suggest only for at most two edits
+    size_t best = SIZE_MAX;
+    // Keys are short; a long unknown key is no misspelling and would cost a large table.
     for (const std::string& known : known_) {
+      if (entry.key.size() > known.size() + 2) continue;
       size_t distance = editDistance(entry.key, known);
-      if (distance < best && distance < known.size()) {
+      if (distance <= suggestionLimit(known) && distance < best) {
         best = distance;
         closest = &known;
       }

@@ -1,10 +1,10 @@
 // The only file that includes toml++ (see toml_document.h).
 #include "common/config/toml_document.h"
 
-#include <toml++/toml.h>
-
 #include <algorithm>
 #include <string>
+
+#include "common/config/tomlplusplus.h"
 
 namespace scalws::common::config {
 namespace {

@@ -6,7 +6,11 @@ EXAMPLE = open(__import__("os").path.join(__import__("harness").SOURCE_DIR,
 
 
 def example_on_free_port():
-    return EXAMPLE.replace("127.0.0.1:8080", "127.0.0.1:$port")
+    # The copy is written to a temp dir: point its relative docroot back at the example's.
+    www = __import__("os").path.join(__import__("os").path.abspath(__import__("harness").SOURCE_DIR),
+                                     "deploy/examples/www")
+    return EXAMPLE.replace("127.0.0.1:8080", "127.0.0.1:$port").replace(
+        'root = "www"', 'root = "%s"' % www)
 
 
 def test_example_site_serves_health_and_catch_all():

@@ -1,7 +1,11 @@
 #include "worker/cli/scalwsd_main.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -10,6 +14,7 @@
 #include "worker/server/multi_process_server.h"
 #include "worker/server/single_process_server.h"
 #include "worker/server/site_runtime.h"
+#include "worker/server/worker_sandbox.h"
 
 #ifndef SCALWS_VERSION
 #define SCALWS_VERSION "0.0.0"
@@ -21,6 +26,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: scalwsd --config FILE        serve a site (standalone)\n"
     "       scalwsd --check-config FILE  validate a config and exit (0 valid, 1 invalid)\n"
+    "       scalwsd --sandbox-report --config FILE [--json]\n"
+    "                                    apply the site's sandbox in a child process and\n"
+    "                                    print what is in force\n"
     "       scalwsd --version            print the version\n"
     "       scalwsd --help               this text\n";
 
@@ -43,6 +51,42 @@ int checkConfig(const std::string& path) {
   }
   std::printf("%s: ok\n", path.c_str());
   return 0;
+}
+
+// The report comes from a child that really applies the policy, so it says what the
+// kernel enforces, not what we hope it would.
+int sandboxReport(const std::string& path, bool json) {
+  common::Result<SiteRuntime> runtime = prepareSite(path, nullptr);
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "%s\n", runtime.status().message().c_str());
+    return 1;
+  }
+  int fds[2];
+  if (pipe(fds) != 0) return 1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    auto report = enterSandbox(*runtime->snapshot, path);
+    std::string out;
+    if (!report.ok()) {
+      out = "error: " + report.status().message() + "\n";
+    } else if (json) {
+      out = report->toJson().dump(2) + "\n";
+    } else {
+      for (const std::string& line : report->toLines()) out += line + "\n";
+    }
+    ssize_t ignored = ::write(fds[1], out.data(), out.size());
+    (void)ignored;
+    _exit(report.ok() ? 0 : 1);
+  }
+  ::close(fds[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) fwrite(buf, 1, static_cast<size_t>(n), stdout);
+  ::close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 int serve(const std::string& path) {
@@ -69,8 +113,11 @@ int serve(const std::string& path) {
 }  // namespace
 
 int scalwsdMain(int argc, char** argv) {
+  common::log::setProgramName("scalwsd");
   std::string config;
   std::string check;
+  bool report = false;
+  bool json = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     auto value = [&](std::string& out) -> bool {
@@ -88,6 +135,10 @@ int scalwsdMain(int argc, char** argv) {
     }
     if (arg == "--config" || arg == "-c") {
       if (!value(config)) return usageError("--config needs a FILE");
+    } else if (arg == "--sandbox-report") {
+      report = true;
+    } else if (arg == "--json") {
+      json = true;
     } else if (arg == "--check-config" || arg == "-t") {
       if (!value(check)) return usageError("--check-config needs a FILE");
     } else {
@@ -97,6 +148,8 @@ int scalwsdMain(int argc, char** argv) {
   }
   if (!check.empty()) return checkConfig(check);
   if (config.empty()) return usageError("nothing to do: give --config FILE");
+  if (report) return sandboxReport(config, json);
+  if (json) return usageError("--json goes with --sandbox-report");
   return serve(config);
 }
 

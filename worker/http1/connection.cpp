@@ -18,6 +18,9 @@ namespace {
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr uint64_t kLingerMs = 2000;
+// A client that pipelines requests but does not read the answers gets no more requests
+// parsed once this much output waits for it: memory stays bounded per connection.
+constexpr uint64_t kMaxPendingOutput = 256 * 1024;
 constexpr size_t kLingerMaxBytes = 1 << 20;
 
 }  // namespace
@@ -56,11 +59,13 @@ void Connection::adoptCurrentSnapshot() {
 }
 
 bool Connection::shouldRead() const {
+  if (read_eof_) return false;
   switch (state_) {
     case State::kIdle:
     case State::kReadingHead:
+      return out_.pendingBytes() <= kMaxPendingOutput;
     case State::kLingering:
-      return true;
+      return true;  // (read_eof_ never set while lingering: it drains until EOF)
     case State::kInRequest:
       // Pipelined bytes wait in the kernel until this response is done.
       return !request_complete_;
@@ -136,7 +141,7 @@ void Connection::onTimeout() noexcept {
     case Timer::kHeader:
       if (state_ == State::kReadingHead) {
         onCodecError(408, "request head timeout");
-        flushOutput();
+        process();
         return;
       }
       close();  // nothing arrived at all: close quietly
@@ -144,7 +149,7 @@ void Connection::onTimeout() noexcept {
     case Timer::kBody:
       if (!response_started_) {
         onCodecError(408, "request body timeout");
-        flushOutput();
+        process();
         return;
       }
       close();
@@ -162,7 +167,7 @@ bool Connection::ensureReadSpace() {
   if (!read_buf_) {
     read_buf_ = loop_.buffers().take();
     read_cap_ = BufferPool::kBlockSize;
-    read_len_ = parse_pos_ = body_start_ = 0;
+    read_len_ = parse_pos_ = head_start_ = body_start_ = 0;
   }
   if (read_len_ < read_cap_) return true;
   if (state_ == State::kInRequest && parse_pos_ == read_len_) {
@@ -170,10 +175,18 @@ bool Connection::ensureReadSpace() {
     read_len_ = parse_pos_ = body_start_;
     if (read_len_ < read_cap_) return true;
   }
-  if (codec_.phase() == RequestCodec::Phase::kIdle && parse_pos_ > 0) {
-    std::memmove(read_buf_.get(), read_buf_.get() + parse_pos_, read_len_ - parse_pos_);
-    read_len_ -= parse_pos_;
-    parse_pos_ = 0;
+  // Drop what earlier messages left before the current one (pipelined requests keep
+  // coming while their predecessors are answered); a partial head moves with its views.
+  size_t keep_from = 0;
+  if (codec_.phase() == RequestCodec::Phase::kIdle) keep_from = parse_pos_;
+  if (codec_.phase() == RequestCodec::Phase::kHead) keep_from = head_start_;
+  if (keep_from > 0) {
+    char* base = read_buf_.get();
+    std::memmove(base, base + keep_from, read_len_ - keep_from);
+    codec_.rebase(base + keep_from, base);
+    read_len_ -= keep_from;
+    parse_pos_ -= keep_from;
+    head_start_ = 0;
     return true;
   }
   // A head that does not fit: grow up to the limits, moving the views with it.
@@ -193,7 +206,7 @@ bool Connection::ensureReadSpace() {
 void Connection::releaseReadBuffer() {
   if (read_cap_ == BufferPool::kBlockSize) loop_.buffers().give(std::move(read_buf_));
   read_buf_.reset();
-  read_cap_ = read_len_ = parse_pos_ = body_start_ = 0;
+  read_cap_ = read_len_ = parse_pos_ = head_start_ = body_start_ = 0;
 }
 
 void Connection::onReadable() {
@@ -218,13 +231,17 @@ void Connection::onReadable() {
     return;
   }
   if (n == 0) {
-    // The client finished sending. A response in progress may still be delivered
-    // (half-close); otherwise there is nothing more to do.
-    if (state_ == State::kInRequest && request_complete_ && !response_done_) {
-      close_after_response_ = true;
+    // The client finished sending (half-close). What it sent before is still answered:
+    // a response in progress, and pipelined requests already in the buffer.
+    read_eof_ = true;
+    bool cut_short = (state_ == State::kInRequest && !request_complete_) ||
+                     (state_ == State::kReadingHead && parse_pos_ == read_len_);
+    if (cut_short || (state_ == State::kIdle && parse_pos_ == read_len_ && out_.empty())) {
+      close();
       return;
     }
-    close();
+    close_after_response_ = close_after_response_ || state_ == State::kInRequest;
+    updatePoll();
     return;
   }
   read_len_ += static_cast<size_t>(n);
@@ -251,14 +268,19 @@ void Connection::process() {
       continue;
     }
     if (parse_pos_ == read_len_) break;
+    if (out_.pendingBytes() > kMaxPendingOutput) break;  // resumed from flushOutput()
     if (state_ == State::kIdle) {
       state_ = State::kReadingHead;
       armTimer(Timer::kHeader);
     }
+    if (codec_.phase() == RequestCodec::Phase::kIdle) head_start_ = parse_pos_;
     RequestCodec::DispatchResult r =
         codec_.dispatch(read_buf_.get() + parse_pos_, read_len_ - parse_pos_);
     parse_pos_ += r.consumed;
-    if (r.outcome == RequestCodec::Outcome::kNeedMore) break;
+    if (r.outcome == RequestCodec::Outcome::kNeedMore) {
+      if (response_done_ && close_after_response_) continue;  // no need to wait for a body
+      break;
+    }
     if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // request_complete_
     if (r.outcome == RequestCodec::Outcome::kStopped) {
       close_after_response_ = true;
@@ -266,7 +288,8 @@ void Connection::process() {
       continue;
     }
     onCodecError(r.error_status, r.error_reason);
-    break;
+    // The error response is done: the next turn finishes the request and starts the
+    // polite close.
   }
   in_dispatch_ = false;
   flushOutput();
@@ -282,10 +305,12 @@ bool Connection::onRequestHead(Request& request) {
   response_started_ = response_done_ = request_complete_ = false;
   status_ = 0;
   body_bytes_sent_ = 0;
-  close_after_response_ = !request.keep_alive || shutting_down_ ||
-                          requests_served_ + 1 >= snapshot_->server().max_requests_per_connection;
+  const auto& server = snapshot_->server();
+  close_after_response_ = !request.keep_alive || shutting_down_ || server.keepalive_timeout == 0 ||
+                          requests_served_ + 1 >= server.max_requests_per_connection;
   handler_ = nullptr;
   in_flight_ = nullptr;
+  response_mark_ = out_.mark();
   armTimer(request.has_body ? Timer::kBody : Timer::kNone);
   dispatchRequest();
   return true;
@@ -313,7 +338,13 @@ void Connection::dispatchRequest() {
     return;
   }
   r.route = &snap.route(route);
-  codec_.setBodyLimit(snap.maxBody(route));
+  uint64_t max_body = snap.maxBody(route);
+  codec_.setBodyLimit(max_body);
+  if (r.has_body && !r.chunked && r.content_length > max_body) {
+    // Refused before the handler runs: it must not answer a request we will not read.
+    sendError(r, *this, 413, {}, true);
+    return;
+  }
   if (!snap.policyAllows(route, peer_)) {
     sendError(r, *this, 403);
     return;
@@ -353,8 +384,20 @@ void Connection::onCodecError(uint16_t status, const char* reason) {
     f->abort();
   }
   if (response_started_) {
-    close();
-    return;
+    // A handler answered before the codec found the request bad (a malformed chunked
+    // body, one past max_body). Not a byte of that answer left yet: replace it with the
+    // error. Otherwise a finished answer goes out and the connection ends after it; a
+    // half-sent one cannot be saved.
+    if (!out_.truncate(response_mark_)) {
+      if (response_done_) {
+        close_after_response_ = true;
+        request_complete_ = true;
+      } else {
+        close();
+      }
+      return;
+    }
+    response_started_ = response_done_ = false;
   }
   // The head may be half-parsed: answer as to a plain GET so nothing stale leaks in.
   request_.resetForReuse();
@@ -455,7 +498,7 @@ void Connection::finishRequest() {
   adoptCurrentSnapshot();
   state_ = State::kIdle;
   if (parse_pos_ == read_len_) {
-    parse_pos_ = read_len_ = body_start_ = 0;
+    parse_pos_ = read_len_ = head_start_ = body_start_ = 0;
   }
 }
 
@@ -483,13 +526,18 @@ void Connection::flushOutput() {
     startLingering();
     return;
   }
-  if (state_ == State::kIdle) afterIdle();
   if (timer_ == Timer::kSend) armTimer(Timer::kNone);
+  if (state_ == State::kIdle && parse_pos_ < read_len_ && !in_dispatch_) {
+    // Pipelined requests were left unparsed while output was backed up.
+    process();
+    return;
+  }
+  if (state_ == State::kIdle) afterIdle();
   updatePoll();
 }
 
 void Connection::afterIdle() {
-  if (shutting_down_) {
+  if (shutting_down_ || (read_eof_ && parse_pos_ == read_len_)) {
     close();
     return;
   }
@@ -502,6 +550,10 @@ void Connection::afterIdle() {
 void Connection::startLingering() {
   // Close politely: stop sending, then read and drop what the client still sends for a
   // moment, so our final response is not destroyed by a reset (nginx's lingering close).
+  if (read_eof_) {
+    close();  // the client already finished sending: nothing to drain
+    return;
+  }
   transport_->shutdownWrite();  // TLS: close_notify first
   releaseReadBuffer();
   read_len_ = 0;  // counts drained bytes from now on

@@ -107,6 +107,7 @@ class Connection final : public ClientConnection,
   size_t read_cap_ = 0;
   size_t read_len_ = 0;
   size_t parse_pos_ = 0;
+  size_t head_start_ = 0;  // where the current message begins in read_buf_
   size_t body_start_ = 0;  // where the current request's body bytes begin in read_buf_
   Arena arena_;
   Request request_;
@@ -124,11 +125,13 @@ class Connection final : public ClientConnection,
   bool response_has_body_ = true;
   bool close_after_response_ = false;
   bool shutting_down_ = false;
+  bool read_eof_ = false;  // the client shut its sending side
   uint16_t status_ = 0;
   uint64_t body_bytes_sent_ = 0;
   uint32_t requests_served_ = 0;
 
   OutputQueue out_;
+  OutputQueue::Mark response_mark_;  // where the current response starts in out_
 };
 
 }  // namespace scalws::worker::http1

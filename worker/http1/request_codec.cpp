@@ -124,8 +124,9 @@ RequestCodec::DispatchResult RequestCodec::dispatch(const char* data, size_t len
     return result;
   }
   if (error_status_ == 0) {
-    fail(statusForParserError(err, pos != nullptr ? pos : data + len),
-         llhttp_get_error_reason(&parser_));
+    // The last byte llhttp looked at (it points at the byte it refused); len > 0 here.
+    const char* last = pos != nullptr && pos >= data && pos < data + len ? pos : data + len - 1;
+    fail(statusForParserError(err, last), llhttp_get_error_reason(&parser_));
   }
   result.outcome = Outcome::kError;
   result.error_status = error_status_;
@@ -187,8 +188,19 @@ uint16_t RequestCodec::statusForParserError(llhttp_errno_t err, const char* erro
       }
       return 501;
     }
-    case HPE_INVALID_VERSION:
+    case HPE_INVALID_VERSION: {
+      // RFC 9110 §15.6.6: a well-formed version we do not speak (HTTP/3.0, HTTP/0.9 as
+      // llhttp sees them) is 505; a garbled one is 400. HTTP/1.x minors llhttp refuses
+      // (1.3) stay 400. llhttp stops at the first byte it refuses, which is included.
+      if (head_start_ == nullptr || error_pos < head_start_) return 400;
+      std::string_view line(head_start_, static_cast<size_t>(error_pos - head_start_) + 1);
+      size_t at = line.rfind(" HTTP/");
+      if (at != std::string_view::npos && at + 6 < line.size()) {
+        char major = line[at + 6];
+        if (major >= '0' && major <= '9' && major != '1') return 505;
+      }
       return 400;
+    }
     case HPE_INVALID_TRANSFER_ENCODING:
       return classifyTransferEncoding(headers_) == TransferCodings::kChunkedLastWithOthers ? 501
                                                                                            : 400;

@@ -82,6 +82,7 @@ class RequestCodec {
 
   int fail(uint16_t status, const char* reason);
   int completeHead();
+  // `error_pos`: the last byte llhttp examined, inside the caller's buffer.
   uint16_t statusForParserError(llhttp_errno_t err, const char* error_pos) const;
   static void extend(std::string_view& span, const char* at, size_t len);
 

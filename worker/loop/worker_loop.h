@@ -17,6 +17,7 @@
 #include "common/http_date.h"
 #include "worker/access_log.h"
 #include "worker/config_snapshot.h"
+#include "worker/handlers/static/open_file_cache.h"
 #include "worker/loop/timeout_queue.h"
 #include "worker/net/buffer_pool.h"
 
@@ -60,6 +61,7 @@ class WorkerLoop {
   const std::shared_ptr<const ConfigSnapshot>& snapshot() const { return snapshot_; }
   BufferPool& buffers() { return buffers_; }
   common::DateCache& date() { return date_; }
+  OpenFileCache& openFileCache() { return open_file_cache_; }
   AccessLog* accessLog() { return access_log_.get(); }
   uint64_t nextRequestId() { return (++request_counter_ << 8) | index_; }
   void armTimeout(TimeoutEntry& entry, uint64_t duration_ms);
@@ -107,6 +109,7 @@ class WorkerLoop {
 
   BufferPool buffers_;
   common::DateCache date_;
+  OpenFileCache open_file_cache_;  // static routes' files; per loop, never shared
   TimeoutQueue timeouts_;
   uv_timer_t timer_{};
   uint64_t timer_deadline_ = UINT64_MAX;

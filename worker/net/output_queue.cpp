@@ -100,7 +100,28 @@ void OutputQueue::releaseStorage() {
   capacity_ = 0;
 }
 
+bool OutputQueue::truncate(const Mark& m) {
+  if (m.flushes != flushes_ || m.segments > segments_.size()) return false;
+  for (size_t i = m.segments; i < segments_.size(); ++i) {
+    if (segments_[i].kind == Kind::kFile && segments_[i].owner != nullptr) {
+      segments_[i].owner->release();
+    }
+  }
+  segments_.resize(m.segments);
+  used_ = m.used;
+  pending_ = m.pending;
+  // An owned segment that grew past the mark (commit() merges into the last one) is cut
+  // back to the mark's bytes.
+  if (!segments_.empty() && segments_.back().kind == Kind::kOwned &&
+      segments_.back().offset + segments_.back().length > used_) {
+    segments_.back().length = used_ - segments_.back().offset;
+  }
+  if (segments_.empty()) releaseStorage();
+  return true;
+}
+
 OutputQueue::FlushResult OutputQueue::flush(Transport& transport) {
+  ++flushes_;
   while (head_ < segments_.size()) {
     const Segment& first = segments_[head_];
     ssize_t n;

@@ -37,6 +37,18 @@ class OutputQueue {
   int lastErrno() const { return last_errno_; }
 
   FlushResult flush(Transport& transport);
+
+  // A position to cut back to, valid until the next flush(): a response that turns out
+  // to answer a request the codec then refused is replaced before a byte of it left.
+  struct Mark {
+    size_t segments = 0;
+    size_t used = 0;
+    uint64_t pending = 0;
+    uint64_t flushes = 0;
+  };
+  Mark mark() const { return Mark{segments_.size(), used_, pending_, flushes_}; }
+  // False (and nothing changed) when a flush happened since `m`.
+  bool truncate(const Mark& m);
   // Drops everything (the connection is closing); releases file owners and memory.
   void clear();
 
@@ -63,6 +75,7 @@ class OutputQueue {
   size_t used_ = 0;
   uint64_t pending_ = 0;
   int last_errno_ = 0;
+  uint64_t flushes_ = 0;
 };
 
 }  // namespace scalws::worker

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "worker/server/listen_socket.h"
 #include "worker/server/loop_group.h"
+#include "worker/server/worker_sandbox.h"
 
 namespace scalws::worker {
 namespace {
@@ -92,6 +93,11 @@ int MultiProcessServer::run() {
   signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd_ < 0) {
     LOG_ERROR("signalfd: %s", strerror(errno));
+    return 1;
+  }
+  common::Status sandbox_ok = preflightSandbox(*runtime_.snapshot, config_path_);
+  if (!sandbox_ok.ok()) {
+    LOG_ERROR("sandbox: %s", sandbox_ok.message().c_str());
     return 1;
   }
   common::Status opened = openListeners(runtime_.snapshot->site(), workers_);
@@ -193,6 +199,11 @@ void MultiProcessServer::runChild(uint32_t index) {
   const auto& cpus = runtime_.snapshot->server().cpus;
   if (!cpus.empty()) options.cpus = {cpus[index % cpus.size()]};
   options.access_log_fd = runtime_.access_log_fd;
+  common::Result<sandbox::SandboxReport> sandboxed = enterSandbox(*runtime_.snapshot, config_path_);
+  if (!sandboxed.ok()) {
+    LOG_ERROR("worker %u: sandbox: %s", index, sandboxed.status().message().c_str());
+    _exit(1);
+  }
   int code = 0;
   {
     LoopGroup group(runtime_.snapshot, std::move(options));
@@ -244,6 +255,12 @@ void MultiProcessServer::reload() {
     return;
   }
   uint32_t workers = std::max<uint32_t>(1, server.workers);
+  common::Status sandbox_ok = preflightSandbox(*next->snapshot, config_path_);
+  if (!sandbox_ok.ok()) {
+    LOG_ERROR("reload refused: sandbox: %s", sandbox_ok.message().c_str());
+    if (next->access_log_fd >= 0) ::close(next->access_log_fd);
+    return;
+  }
   common::Status opened = openListeners(next->snapshot->site(), workers);
   if (!opened.ok()) {
     LOG_ERROR("reload refused: %s", opened.message().c_str());

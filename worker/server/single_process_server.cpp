@@ -1,12 +1,16 @@
 #include "worker/server/single_process_server.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "common/log.h"
 #include "worker/server/listen_socket.h"
 #include "worker/server/loop_group.h"
+#include "worker/server/worker_sandbox.h"
 
 namespace scalws::worker {
 
@@ -15,10 +19,39 @@ SingleProcessServer::SingleProcessServer(std::string config_path, SiteRuntime ru
 
 SingleProcessServer::~SingleProcessServer() {
   for (int fd : listener_fds_) ::close(fd);
+  if (config_fd_ >= 0) ::close(config_fd_);
   if (runtime_.access_log_fd >= 0) ::close(runtime_.access_log_fd);
 }
 
+common::Result<std::string> SingleProcessServer::readConfig() const {
+  int fd = ::open(config_path_.c_str(), O_RDONLY | O_CLOEXEC);
+  bool own = fd >= 0;
+  if (!own) {
+    int err = errno;
+    struct stat st;
+    if (config_fd_ < 0 || fstat(config_fd_, &st) != 0 || st.st_nlink == 0) {
+      return common::errnoStatus(err, "cannot read config file \"" + config_path_ +
+                                          "\" (a replaced file cannot be re-opened from "
+                                          "inside the sandbox: edit it in place or restart)");
+    }
+    fd = config_fd_;
+  }
+  std::string text;
+  char buf[65536];
+  off_t offset = 0;
+  ssize_t n;
+  while ((n = ::pread(fd, buf, sizeof(buf), offset)) > 0) {
+    text.append(buf, static_cast<size_t>(n));
+    offset += n;
+  }
+  int err = errno;
+  if (own) ::close(fd);
+  if (n < 0) return common::errnoStatus(err, "read " + config_path_);
+  return text;
+}
+
 int SingleProcessServer::run() {
+  config_fd_ = ::open(config_path_.c_str(), O_RDONLY | O_CLOEXEC);
   const auto& server = runtime_.snapshot->server();
   uint32_t loops = std::max<uint32_t>(1, server.workers);
   LoopGroupOptions options;
@@ -41,6 +74,13 @@ int SingleProcessServer::run() {
   options.access_log_fd = runtime_.access_log_fd;
   options.on_reload = [this] { reload(); };
   LoopGroup group(runtime_.snapshot, std::move(options));
+  // Before any loop thread exists: Landlock and the credentials bind the calling thread
+  // and what it starts afterwards.
+  common::Result<sandbox::SandboxReport> sandboxed = enterSandbox(*runtime_.snapshot, config_path_);
+  if (!sandboxed.ok()) {
+    LOG_ERROR("sandbox: %s", sandboxed.status().message().c_str());
+    return 1;
+  }
   group_ = &group;
   LOG_INFO("serving %s with %u loops in one process", config_path_.c_str(), loops);
   int code = group.run();
@@ -51,7 +91,12 @@ int SingleProcessServer::run() {
 
 void SingleProcessServer::reload() {
   LOG_INFO("reloading %s", config_path_.c_str());
-  common::Result<SiteRuntime> next = prepareSite(config_path_, &runtime_);
+  common::Result<std::string> text = readConfig();
+  if (!text.ok()) {
+    LOG_ERROR("reload refused, keeping the running config: %s", text.status().message().c_str());
+    return;
+  }
+  common::Result<SiteRuntime> next = prepareSiteFromText(*text, config_path_, &runtime_);
   if (!next.ok()) {
     LOG_ERROR("reload refused, keeping the running config:\n%s", next.status().message().c_str());
     return;

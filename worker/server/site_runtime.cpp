@@ -13,8 +13,9 @@ namespace scalws::worker {
 
 using common::Result;
 
-Result<SiteRuntime> prepareSite(const std::string& path, const SiteRuntime* current) {
-  Result<common::config::SiteConfig> config = common::config::loadSiteConfigFile(path);
+namespace {
+
+Result<SiteRuntime> prepare(Result<common::config::SiteConfig> config, const SiteRuntime* current) {
   if (!config.ok()) return config.status();
   auto snapshot = ConfigSnapshot::build(std::move(config).value());
   if (!snapshot.ok()) return snapshot.status();
@@ -33,6 +34,17 @@ Result<SiteRuntime> prepareSite(const std::string& path, const SiteRuntime* curr
     }
   }
   return runtime;
+}
+
+}  // namespace
+
+Result<SiteRuntime> prepareSite(const std::string& path, const SiteRuntime* current) {
+  return prepare(common::config::loadSiteConfigFile(path), current);
+}
+
+Result<SiteRuntime> prepareSiteFromText(const std::string& text, const std::string& path,
+                                        const SiteRuntime* current) {
+  return prepare(common::config::loadSiteConfigString(text, path), current);
 }
 
 common::Status applyErrorLogSettings(const common::config::ServerConfig& server) {

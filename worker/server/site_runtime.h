@@ -19,6 +19,10 @@ struct SiteRuntime {
 // Loads `path`, builds the snapshot and opens the access log. On a reload pass the runtime
 // in force: an unchanged access log path keeps its fd.
 common::Result<SiteRuntime> prepareSite(const std::string& path, const SiteRuntime* current);
+// The same from config text already read (`path` still names it in messages and anchors
+// relative paths).
+common::Result<SiteRuntime> prepareSiteFromText(const std::string& text, const std::string& path,
+                                                const SiteRuntime* current);
 // Applies [server] error_log and log_level to the process's error log.
 common::Status applyErrorLogSettings(const common::config::ServerConfig& server);
 

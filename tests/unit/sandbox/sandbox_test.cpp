@@ -213,3 +213,34 @@ TEST_F(SandboxTest, OffModeOnlyDropsPrivileges) {
 
 }  // namespace
 }  // namespace scalws::sandbox
+
+namespace scalws::sandbox {
+namespace {
+
+// Regression: the rule paths were opened after the drop to nobody, so a config file in a
+// directory only root may enter (mkdtemp makes 0700 directories) failed the whole sandbox.
+TEST_F(SandboxTest, RulePathsOnlyRootCanReachStillWork) {
+  char dir_template[] = "/tmp/scalws-root-only-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);  // 0700, owned by root
+  std::string dir = dir_template;
+  std::string file = dir + "/site.toml";
+  int fd = open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  policy_.paths.push_back(PathRule{file, PathAccess::kReadOnly, PathKind::kFile});
+  ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+    auto report = applySandbox(policy_);
+    if (!report.ok()) probe.fail(report.status().message());
+    probe.record("uid", geteuid());
+    probe.record("landlock", report->landlock.enforced);
+  });
+  child.finish();
+  unlink(file.c_str());
+  rmdir(dir.c_str());
+  ASSERT_EQ(child.error(), "");
+  EXPECT_EQ(child.value("uid"), 65534);
+  EXPECT_EQ(child.value("landlock"), 1);
+}
+
+}  // namespace
+}  // namespace scalws::sandbox

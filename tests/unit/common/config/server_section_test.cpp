@@ -69,6 +69,15 @@ TEST(ServerSection, Sandbox) {
             "t.toml:2:11: server.sandbox: expected true, false or \"required\", found an integer");
 }
 
+TEST(ServerSection, SeccompAction) {
+  EXPECT_EQ(loadSnippet("[server]\n").server->seccomp_action, SeccompAction::kErrno);
+  EXPECT_EQ(loadSnippet("[server]\nseccomp_action = \"kill\"\n").server->seccomp_action,
+            SeccompAction::kKill);
+  EXPECT_NE(snippetErrors("[server]\nseccomp_action = \"trap\"\n")
+                .find("t.toml:2:18: server.seccomp_action: unknown value \"trap\""),
+            std::string::npos);
+}
+
 TEST(ServerSection, Timeouts) {
   EXPECT_EQ(snippetErrors("[server]\nheader_timeout = \"10 s\"\n"),
             "t.toml:2:18: server.header_timeout: invalid duration \"10 s\" (expected a number "

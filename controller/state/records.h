@@ -1,0 +1,98 @@
+// The typed rows of the state DB (DESIGN.md "State"), as the state store reads and writes
+// them. Plain values; times are Unix milliseconds from the store's clock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/config/site_config.h"
+#include "common/cpu_set.h"
+#include "common/status.h"
+
+namespace scalws::controller::state {
+
+using common::config::WorkerMode;
+
+enum class DesiredState { kStopped, kRunning };
+
+std::string_view workerModeName(WorkerMode mode);  // "multi" | "single"
+common::Result<WorkerMode> parseWorkerMode(std::string_view name);
+std::string_view desiredStateName(DesiredState state);  // "running" | "stopped"
+common::Result<DesiredState> parseDesiredState(std::string_view name);
+
+// Instance and pool names end up in process arguments, file names and log lines:
+// 1-64 characters of [A-Za-z0-9._-], starting with a letter or digit. `what` is
+// "instance" or "pool", for the message.
+common::Status validateName(std::string_view what, std::string_view name);
+
+// What `instance add` stores. The config is TOML text the caller has already validated
+// with the config loader; config_path is where it was read from (for messages).
+struct NewInstance {
+  std::string name;
+  WorkerMode mode = WorkerMode::kMulti;
+  uint32_t cpus = 1;  // how many CPUs it wants
+  bool shared_cpus = false;
+  std::string user;  // never empty: who the workers run as ("root" only when asked for)
+  std::string config;
+  std::string config_path;
+  DesiredState desired = DesiredState::kStopped;
+};
+
+struct InstanceRecord {
+  std::string name;
+  WorkerMode mode = WorkerMode::kMulti;
+  uint32_t cpus = 1;
+  bool shared_cpus = false;
+  std::string user;
+  std::string config;
+  std::string config_path;
+  DesiredState desired = DesiredState::kStopped;
+  // What the supervisor last observed ("stopped", "running", "failed", ...) and why; free
+  // text owned by the supervisor. A new instance is "stopped" with no reason.
+  std::string status;
+  std::string status_reason;
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+  common::CpuSet assigned_cpus;  // from cpu_assignments
+};
+
+// A PHP-FPM pool (issue 7). External pools have only address and max_conns; managed pools
+// are run by the controller as managed_user with `processes` children.
+struct PoolRecord {
+  std::string name;
+  std::string address;     // "unix:/absolute/path" or "tcp:host:port"
+  uint32_t max_conns = 0;  // 0: unknown (workers then use one connection per request)
+  bool managed = false;
+  std::string managed_user;             // managed only
+  uint32_t processes = 0;               // managed only, >= 1
+  std::string php_fpm_path;             // managed only; "" = the controller's default binary
+  std::optional<std::string> instance;  // the instance it is assigned to
+  int64_t created_ms = 0;               // set by the store
+  int64_t updated_ms = 0;               // set by the store
+};
+
+// Checks a pool's fields (name, address form, managed/external consistency).
+common::Status validatePool(const PoolRecord& pool);
+
+struct EventRecord {
+  int64_t id = 0;  // increasing, never reused
+  int64_t time_ms = 0;
+  std::optional<std::string> instance;  // none: about the host or the controller
+  std::string kind;                     // a dotted word, see kEvent* below
+  std::string message;
+};
+
+// Event kinds the store itself records, in the same transaction as the change.
+inline constexpr std::string_view kEventInstanceAdded = "instance.added";
+inline constexpr std::string_view kEventInstanceRemoved = "instance.removed";
+inline constexpr std::string_view kEventInstanceConfig = "instance.config";
+inline constexpr std::string_view kEventInstanceDesired = "instance.desired";
+inline constexpr std::string_view kEventInstanceStatus = "instance.status";
+inline constexpr std::string_view kEventPoolAdded = "pool.added";
+inline constexpr std::string_view kEventPoolRemoved = "pool.removed";
+inline constexpr std::string_view kEventPoolAssigned = "pool.assigned";
+inline constexpr std::string_view kEventPoolReleased = "pool.released";
+
+}  // namespace scalws::controller::state

@@ -1,0 +1,158 @@
+// StateStore: what happened and how it went — events, metrics rollups, pruning.
+#include "controller/state/state_store.h"
+
+namespace scalws::controller::state {
+
+using common::Result;
+using common::Status;
+using common::StatusCode;
+using Kind = Transaction::Kind;
+
+namespace {
+
+// "req_1xx, req_2xx, ..." in schema order.
+std::string metricsColumnList() {
+  std::string out;
+  for (const MetricsColumn& column : metricsColumns()) {
+    if (!out.empty()) out += ", ";
+    out += column.name;
+  }
+  return out;
+}
+
+}  // namespace
+
+// --- events ------------------------------------------------------------------------------
+
+Result<EventRecord> StateStore::appendEvent(const std::optional<std::string>& instance,
+                                            std::string_view kind, std::string_view message) {
+  if (kind.empty()) return common::invalidArgument("an event needs a kind");
+  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
+  if (!txn.ok()) return txn.status();
+  Result<EventRecord> event = insertEvent(instance, kind, message);
+  if (!event.ok()) return event.status();
+  SCALWS_RETURN_IF_ERROR(txn->commit());
+  return event;
+}
+
+Result<std::vector<EventRecord>> StateStore::recentEvents(
+    const std::optional<std::string>& instance, int limit) {
+  if (limit < 0) return common::invalidArgument("event limit must not be negative");
+  Result<Statement> stmt = instance ? db_.prepare(
+                                          "SELECT id, time_ms, instance, kind, message FROM events "
+                                          "WHERE instance = ?2 ORDER BY id DESC LIMIT ?1")
+                                    : db_.prepare(
+                                          "SELECT id, time_ms, instance, kind, message FROM events "
+                                          "ORDER BY id DESC LIMIT ?1");
+  if (!stmt.ok()) return stmt.status();
+  SCALWS_RETURN_IF_ERROR(stmt->bind(1, int64_t{limit}));
+  if (instance) SCALWS_RETURN_IF_ERROR(stmt->bind(2, *instance));
+  std::vector<EventRecord> out;
+  while (true) {
+    Result<bool> row = stmt->step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back({stmt->columnInt(0), stmt->columnInt(1), stmt->columnOptionalText(2),
+                   stmt->columnText(3), stmt->columnText(4)});
+  }
+}
+
+// --- metrics -----------------------------------------------------------------------------
+
+Result<int64_t> StateStore::insertMetrics(MetricsResolution resolution,
+                                          std::span<const MetricsRow> rows) {
+  for (const MetricsRow& row : rows) SCALWS_RETURN_IF_ERROR(validateMetricsRow(row, resolution));
+  const size_t ncols = metricsColumns().size();
+  // Parameters: ?1 instance, ?2 bucket_ms, ?3.. the integer columns, then the blob.
+  std::string values = "?1, ?2";
+  for (size_t i = 0; i < ncols + 1; ++i) values += ", ?" + std::to_string(i + 3);
+  // INSERT ... SELECT ... WHERE EXISTS skips rows of removed instances instead of failing
+  // the whole batch on the foreign key.
+  std::string sql = "INSERT OR REPLACE INTO " + std::string(metricsTable(resolution)) +
+                    " (instance, bucket_ms, " + metricsColumnList() + ", latency) SELECT " +
+                    values + " WHERE EXISTS (SELECT 1 FROM instances WHERE name = ?1)";
+
+  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
+  if (!txn.ok()) return txn.status();
+  Result<Statement> stmt = db_.prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  int64_t written = 0;
+  for (const MetricsRow& row : rows) {
+    SCALWS_RETURN_IF_ERROR(stmt->bind(1, row.instance));
+    SCALWS_RETURN_IF_ERROR(stmt->bind(2, row.bucket_ms));
+    MetricsRow& src = const_cast<MetricsRow&>(row);  // read only, see metricsColumns()
+    int index = 3;
+    for (const MetricsColumn& column : metricsColumns()) {
+      SCALWS_RETURN_IF_ERROR(stmt->bind(index++, static_cast<int64_t>(column.field(src))));
+    }
+    SCALWS_RETURN_IF_ERROR(stmt->bindBlob(index, encodeHistogram(row.latency_buckets)));
+    SCALWS_RETURN_IF_ERROR(stmt->run());
+    written += db_.changes();
+    SCALWS_RETURN_IF_ERROR(stmt->reset());
+  }
+  stmt = Statement();
+  SCALWS_RETURN_IF_ERROR(txn->commit());
+  return written;
+}
+
+Result<std::vector<MetricsRow>> StateStore::listMetrics(const std::string& instance,
+                                                        MetricsResolution resolution,
+                                                        int64_t from_ms, int64_t to_ms) {
+  std::string sql = "SELECT instance, bucket_ms, " + metricsColumnList() + ", latency FROM " +
+                    std::string(metricsTable(resolution)) +
+                    " WHERE instance = ?1 AND bucket_ms >= ?2 AND bucket_ms < ?3 "
+                    "ORDER BY bucket_ms";
+  Result<Statement> stmt = db_.prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  SCALWS_RETURN_IF_ERROR(stmt->bindAll(instance, from_ms, to_ms));
+  std::vector<MetricsRow> out;
+  const int blob_col = 2 + static_cast<int>(metricsColumns().size());
+  while (true) {
+    Result<bool> row = stmt->step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    MetricsRow m;
+    m.instance = stmt->columnText(0);
+    m.bucket_ms = stmt->columnInt(1);
+    int col = 2;
+    for (const MetricsColumn& column : metricsColumns()) {
+      column.field(m) = static_cast<uint64_t>(stmt->columnInt(col++));
+    }
+    Result<std::vector<uint64_t>> latency = decodeHistogram(stmt->columnBlob(blob_col));
+    if (!latency.ok()) {
+      return Status(StatusCode::kIoError, std::string(metricsTable(resolution)) + " row " +
+                                              m.instance + "@" + std::to_string(m.bucket_ms) +
+                                              ": " + latency.status().message());
+    }
+    m.latency_buckets = std::move(*latency);
+    out.push_back(std::move(m));
+  }
+}
+
+Result<PruneCounts> StateStore::prune(int64_t now_ms, const Retention& retention) {
+  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
+  if (!txn.ok()) return txn.status();
+  PruneCounts counts;
+  struct Target {
+    std::string_view sql;
+    int64_t keep_ms;
+    int64_t* count;
+  };
+  const Target targets[] = {
+      {"DELETE FROM metrics_10s WHERE bucket_ms < ?1", retention.metrics_10s_ms,
+       &counts.metrics_10s},
+      {"DELETE FROM metrics_1m WHERE bucket_ms < ?1", retention.metrics_1m_ms, &counts.metrics_1m},
+      {"DELETE FROM events WHERE time_ms < ?1", retention.events_ms, &counts.events},
+  };
+  for (const Target& target : targets) {
+    Result<Statement> stmt = db_.prepare(target.sql);
+    if (!stmt.ok()) return stmt.status();
+    SCALWS_RETURN_IF_ERROR(stmt->bind(1, now_ms - target.keep_ms));
+    SCALWS_RETURN_IF_ERROR(stmt->run());
+    *target.count = db_.changes();
+  }
+  SCALWS_RETURN_IF_ERROR(txn->commit());
+  return counts;
+}
+
+}  // namespace scalws::controller::state

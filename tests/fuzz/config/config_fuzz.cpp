@@ -1,0 +1,39 @@
+// Fuzzes the config loader: any bytes must give a SiteConfig or an error listing
+// "file:line:col: ..." lines — never a crash, a hang or an exception.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "common/config/config_loader.h"
+
+namespace {
+
+using scalws::common::StatusCode;
+using scalws::common::config::LoadOptions;
+using scalws::common::config::loadSiteConfigString;
+
+void check(std::string_view text, const LoadOptions& options) {
+  auto site = loadSiteConfigString(text, "fuzz.toml", options);
+  if (site.ok()) {
+    // A config is accepted only with somewhere to listen and nothing half-parsed.
+    if (site->listens.empty()) __builtin_trap();
+    for (const auto& route : site->routes) {
+      if (route.action.index() == 0) __builtin_trap();
+    }
+    if (!options.allow_server_table && site->server.has_value()) __builtin_trap();
+    return;
+  }
+  if (site.status().code() != StatusCode::kInvalidArgument) __builtin_trap();
+  if (site.status().message().rfind("fuzz.toml:", 0) != 0) __builtin_trap();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  check(text, LoadOptions{});
+  LoadOptions instance;
+  instance.allow_server_table = false;
+  check(text, instance);
+  return 0;
+}

@@ -1,0 +1,80 @@
+// [[listen]]: shape, address, tls, http2 and duplicates.
+#include <gtest/gtest.h>
+
+#include "tests/unit/common/config/load_helpers.h"
+
+namespace scalws::common::config {
+namespace {
+
+using testing::errorsOf;
+
+TEST(ListenSection, MustBeAnArrayOfTables) {
+  EXPECT_EQ(errorsOf("[listen]\naddress = \"127.0.0.1:80\"\n"),
+            "t.toml:1:1: listen: expected an array of tables ([[listen]]), found a table");
+  EXPECT_EQ(errorsOf("listen = [\"127.0.0.1:80\"]\n"),
+            "t.toml:1:11: listen: expected a table, found a string");
+}
+
+TEST(ListenSection, AddressIsRequiredAndMustParse) {
+  EXPECT_EQ(errorsOf("[[listen]]\nhttp2 = true\n"),
+            "t.toml:1:1: listen: missing required key \"address\"");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = 8080\n"),
+            "t.toml:2:11: listen.address: expected a string, found an integer");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"localhost:8080\"\n"),
+            "t.toml:2:11: listen.address: host \"localhost\" is not a literal IPv4 address (host "
+            "names are not resolved; use e.g. \"127.0.0.1\" or \"[::1]\")");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:0\"\n"),
+            "t.toml:2:11: listen.address: port must be between 1 and 65535, found \"0\"");
+}
+
+TEST(ListenSection, UnknownKey) {
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nssl = true\n"),
+            "t.toml:3:1: listen: unknown key \"ssl\" (expected one of: address, tls, http2)");
+}
+
+TEST(ListenSection, Http2) {
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nhttp2 = \"yes\"\n"),
+            "t.toml:3:9: listen.http2: expected a boolean, found a string");
+}
+
+TEST(ListenSection, Tls) {
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:443\"\ntls = true\n"),
+            "t.toml:3:7: listen.tls: expected a table, found a boolean");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:443\"\ntls = { cert = \"c.pem\" }\n"),
+            "t.toml:3:7: listen.tls: missing required key \"key\"");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:443\"\ntls = {}\n"),
+            "t.toml:3:7: listen.tls: missing required key \"cert\"\n"
+            "t.toml:3:7: listen.tls: missing required key \"key\"");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:443\"\n"
+                     "tls = { cert = \"\", key = 1, chain = \"x\" }\n"),
+            "t.toml:3:16: listen.tls.cert: must not be empty\n"
+            "t.toml:3:26: listen.tls.key: expected a string, found an integer\n"
+            "t.toml:3:29: listen.tls: unknown key \"chain\" (expected one of: cert, key, ocsp, "
+            "names, certificates, session_tickets, ticket_key_file, ticket_rotation, "
+            "session_cache, session_timeout)");
+}
+
+TEST(ListenSection, DuplicateAddresses) {
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"0.0.0.0:80\"\n"
+                     "[[listen]]\naddress = \"*:80\"\n"
+                     "[[listen]]\naddress = \"0.0.0.0:81\"\n"
+                     "[[listen]]\naddress = \"[0::0]:80\"\n"
+                     "[[listen]]\naddress = \"[::]:80\"\n"),
+            "t.toml:4:11: listen.address: duplicate address \"*:80\" (already listened on as "
+            "\"0.0.0.0:80\" at t.toml:1:1)\n"
+            "t.toml:10:11: listen.address: duplicate address \"[::]:80\" (already listened on as "
+            "\"[0::0]:80\" at t.toml:7:1)");
+}
+
+TEST(ListenSection, EveryListenIsKept) {
+  Result<SiteConfig> site = loadSiteConfigString(
+      "[[listen]]\naddress = \"0.0.0.0:80\"\n[[listen]]\naddress = \"[::]:80\"\n", "t.toml");
+  ASSERT_TRUE(site.ok()) << site.status().message();
+  ASSERT_EQ(site->listens.size(), 2u);
+  EXPECT_EQ(site->listens[0].host, "0.0.0.0");
+  EXPECT_EQ(site->listens[1].host, "::");
+  EXPECT_EQ(site->listens[1].where.toString(), "t.toml:3:1");
+}
+
+}  // namespace
+}  // namespace scalws::common::config

@@ -1,0 +1,162 @@
+#include <gtest/gtest.h>
+
+#include "controller/state/state_store.h"
+#include "tests/unit/controller/state/store_fixture.h"
+
+namespace scalws::controller::state {
+namespace {
+
+using common::Result;
+using common::StatusCode;
+
+class PoolStoreTest : public StoreTest {};
+
+PoolRecord managedPool(const std::string& name) {
+  PoolRecord pool;
+  pool.name = name;
+  pool.address = "unix:/run/scalws/php/" + name + ".sock";
+  pool.managed = true;
+  pool.managed_user = "site1";
+  pool.processes = 4;
+  pool.php_fpm_path = "/usr/sbin/php-fpm8.2";
+  return pool;
+}
+
+TEST_F(PoolStoreTest, AddsExternalAndManagedPools) {
+  StateStore store = open();
+  PoolRecord tcp = externalPool("api");
+  tcp.address = "tcp:127.0.0.1:9000";
+  tcp.max_conns = 0;
+  ASSERT_TRUE(store.addPool(tcp).ok());
+  Result<PoolRecord> managed = store.addPool(managedPool("shop"));
+  ASSERT_TRUE(managed.ok()) << managed.status().message();
+  EXPECT_EQ(managed->created_ms, kStartMs);
+
+  Result<std::vector<PoolRecord>> pools = store.listPools();
+  ASSERT_TRUE(pools.ok());
+  ASSERT_EQ(pools->size(), 2u);
+  EXPECT_EQ((*pools)[0].name, "api");
+  EXPECT_EQ((*pools)[0].address, "tcp:127.0.0.1:9000");
+  EXPECT_FALSE((*pools)[0].managed);
+  EXPECT_EQ((*pools)[1].name, "shop");
+  EXPECT_TRUE((*pools)[1].managed);
+  EXPECT_EQ((*pools)[1].managed_user, "site1");
+  EXPECT_EQ((*pools)[1].processes, 4u);
+  EXPECT_EQ((*pools)[1].php_fpm_path, "/usr/sbin/php-fpm8.2");
+  EXPECT_EQ((*pools)[1].instance, std::nullopt);
+
+  Result<std::vector<EventRecord>> events = store.recentEvents(std::nullopt, 10);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].kind, kEventPoolAdded);
+  EXPECT_NE((*events)[0].message.find("managed, 4 process(es) as site1"), std::string::npos);
+}
+
+TEST_F(PoolStoreTest, BadPoolsAreRefused) {
+  StateStore store = open();
+  struct Case {
+    PoolRecord pool;
+    std::string_view mentions;
+  };
+  std::vector<Case> cases;
+  auto with = [&](std::string_view mentions, auto change) {
+    PoolRecord p = externalPool("p");
+    change(p);
+    cases.push_back({p, mentions});
+  };
+  with("bad pool name", [](PoolRecord& p) { p.name = "no spaces"; });
+  with("unix socket path is absolute", [](PoolRecord& p) { p.address = "unix:run/php.sock"; });
+  with("use unix:/path or tcp:host:port", [](PoolRecord& p) { p.address = "/run/php.sock"; });
+  with("use tcp:host:port", [](PoolRecord& p) { p.address = "tcp:9000"; });
+  with("port is a number", [](PoolRecord& p) { p.address = "tcp:localhost:0"; });
+  with("port is a number", [](PoolRecord& p) { p.address = "tcp:localhost:65536"; });
+  with("port is a number", [](PoolRecord& p) { p.address = "tcp:localhost:"; });
+  with("are for managed pools", [](PoolRecord& p) { p.processes = 2; });
+  with("are for managed pools", [](PoolRecord& p) { p.managed_user = "x"; });
+  with("needs a user", [](PoolRecord& p) {
+    p.managed = true;
+    p.processes = 1;
+  });
+  with("at least 1 process", [](PoolRecord& p) {
+    p.managed = true;
+    p.managed_user = "u";
+  });
+  for (const Case& c : cases) {
+    Result<PoolRecord> r = store.addPool(c.pool);
+    ASSERT_FALSE(r.ok()) << c.pool.address;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.mentions), std::string::npos) << r.status().message();
+  }
+  PoolRecord v6 = externalPool("v6");
+  v6.address = "tcp:[::1]:9000";
+  EXPECT_TRUE(store.addPool(v6).ok());
+  EXPECT_EQ(count("SELECT count(*) FROM php_pools"), 1);
+}
+
+TEST_F(PoolStoreTest, DuplicateAndUnknownInstanceAreRefused) {
+  StateStore store = open();
+  ASSERT_TRUE(store.addPool(externalPool("main")).ok());
+  Result<PoolRecord> dup = store.addPool(externalPool("main"));
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(dup.status().message(), "PHP pool 'main' already exists");
+  PoolRecord orphan = externalPool("orphan");
+  orphan.instance = "ghost";
+  EXPECT_EQ(store.addPool(orphan).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(count("SELECT count(*) FROM php_pools"), 1);
+}
+
+TEST_F(PoolStoreTest, AddWithAnInstanceAssignsIt) {
+  StateStore store = open();
+  ASSERT_TRUE(store.addInstance(instance("web")).ok());
+  PoolRecord pool = externalPool("main");
+  pool.instance = "web";
+  ASSERT_TRUE(store.addPool(pool).ok());
+  Result<PoolRecord> got = store.getPool("main");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->instance, "web");
+  Result<std::vector<EventRecord>> events = store.recentEvents("web", 1);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].kind, kEventPoolAssigned);
+}
+
+TEST_F(PoolStoreTest, AssignReleaseAndTheRulesBetween) {
+  StateStore store = open();
+  ASSERT_TRUE(store.addInstance(instance("a")).ok());
+  ASSERT_TRUE(store.addInstance(instance("b")).ok());
+  ASSERT_TRUE(store.addPool(externalPool("main")).ok());
+
+  EXPECT_EQ(store.assignPool("nope", "a").code(), StatusCode::kNotFound);
+  EXPECT_EQ(store.assignPool("main", "ghost").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store.assignPool("main", "a").ok());
+  ASSERT_TRUE(store.assignPool("main", "a").ok());  // already so: fine, no new event
+  common::Status steal = store.assignPool("main", "b");
+  EXPECT_EQ(steal.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(steal.message().find("assigned to instance 'a'"), std::string::npos) << steal.message();
+  Result<PoolRecord> got = store.getPool("main");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->instance, "a");
+
+  common::Status removal = store.removePool("main");
+  EXPECT_EQ(removal.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(removal.message().find("release it first"), std::string::npos);
+
+  ASSERT_TRUE(store.releasePool("main").ok());
+  ASSERT_TRUE(store.releasePool("main").ok());  // already released
+  EXPECT_EQ(store.releasePool("nope").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store.assignPool("main", "b").ok());
+  got = store.getPool("main");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->instance, "b");
+  EXPECT_EQ(count("SELECT count(*) FROM events WHERE kind = 'pool.assigned'"), 2);
+  EXPECT_EQ(count("SELECT count(*) FROM events WHERE kind = 'pool.released'"), 1);
+
+  ASSERT_TRUE(store.releasePool("main").ok());
+  ASSERT_TRUE(store.removePool("main").ok());
+  EXPECT_EQ(store.getPool("main").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store.removePool("main").code(), StatusCode::kNotFound);
+  EXPECT_EQ(count("SELECT count(*) FROM events WHERE kind = 'pool.removed'"), 1);
+}
+
+}  // namespace
+}  // namespace scalws::controller::state

@@ -1,0 +1,105 @@
+#include "worker/server/worker_sandbox.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <variant>
+
+#include "common/log.h"
+#include "sandbox/landlock.h"
+#include "sandbox/sandbox.h"
+
+namespace scalws::worker {
+
+using common::Result;
+using common::config::SandboxMode;
+using common::config::SeccompAction;
+
+namespace {
+
+constexpr const char* kDefaultUserForRoot = "nobody";
+
+// The directory holding `file`, or the file itself when that would be "/".
+std::string parentDirectory(const std::string& file) {
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos || slash == 0 ? file : file.substr(0, slash);
+}
+
+sandbox::SandboxMode toSandboxMode(SandboxMode mode) {
+  switch (mode) {
+    case SandboxMode::kOff:
+      return sandbox::SandboxMode::kOff;
+    case SandboxMode::kOn:
+      return sandbox::SandboxMode::kOn;
+    case SandboxMode::kRequired:
+      return sandbox::SandboxMode::kRequired;
+  }
+  return sandbox::SandboxMode::kOn;
+}
+
+}  // namespace
+
+Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
+                                                const std::string& config_path) {
+  const auto& server = snapshot.server();
+  sandbox::SandboxInputs in;
+  in.mode = toSandboxMode(server.sandbox);
+  in.seccompAction = server.seccomp_action == SeccompAction::kKill ? sandbox::SeccompAction::kKill
+                                                                   : sandbox::SeccompAction::kErrno;
+  in.user = server.user;
+  if (in.user.empty() && geteuid() == 0) in.user = kDefaultUserForRoot;
+  in.allowRoot = in.user == "root";
+  for (const auto& route : snapshot.site().routes) {
+    if (const auto* st = std::get_if<common::config::StaticAction>(&route.action)) {
+      in.docroots.push_back(st->root);
+    }
+  }
+  if (!server.access_log.empty()) in.logFiles.push_back(server.access_log);
+  if (!server.error_log.empty()) in.logFiles.push_back(server.error_log);
+  // A reload in single mode re-reads the config from inside the sandbox, and with it the
+  // TLS certificates, keys and OCSP files: their directories stay readable (renewals
+  // usually replace the files, or the symlinks to them).
+  for (const auto& listen : snapshot.site().listens) {
+    if (!listen.tls) continue;
+    for (const auto& cert : listen.tls->allCertificates()) {
+      for (const std::string* file : {&cert.cert, &cert.key, &cert.ocsp}) {
+        if (!file->empty()) in.extraReadPaths.push_back(parentDirectory(*file));
+      }
+    }
+    if (!listen.tls->ticket_key_file.empty()) {
+      in.extraReadPaths.push_back(parentDirectory(listen.tls->ticket_key_file));
+    }
+  }
+  if (!config_path.empty()) {
+    char resolved[PATH_MAX];
+    if (realpath(config_path.c_str(), resolved) != nullptr) in.extraReadPaths.push_back(resolved);
+  }
+  return sandbox::buildSandboxPolicy(in);
+}
+
+common::Status preflightSandbox(const ConfigSnapshot& snapshot, const std::string& config_path) {
+  Result<sandbox::SandboxPolicy> policy = sandboxPolicyFor(snapshot, config_path);
+  if (!policy.ok()) return policy.status();
+  if (policy->mode == sandbox::SandboxMode::kOff) return common::okStatus();
+  Result<sandbox::LandlockPlan> plan = sandbox::planLandlock(*policy, sandbox::probeLandlockAbi());
+  if (!plan.ok()) return plan.status();
+  return common::okStatus();
+}
+
+Result<sandbox::SandboxReport> enterSandbox(const ConfigSnapshot& snapshot,
+                                            const std::string& config_path) {
+  Result<sandbox::SandboxPolicy> policy = sandboxPolicyFor(snapshot, config_path);
+  if (!policy.ok()) return policy.status();
+  Result<sandbox::SandboxReport> report = sandbox::applySandbox(*policy);
+  if (!report.ok()) return report.status();
+  const auto& r = *report;
+  LOG_INFO("sandbox: uid %u gid %u, landlock abi %d%s, seccomp %s (%zu syscalls)%s",
+           static_cast<unsigned>(getuid()), static_cast<unsigned>(getgid()), r.landlock.abi,
+           r.landlock.enforced ? "" : " (not enforced)", r.seccomp.enforced ? "on" : "off",
+           r.seccomp.allowedSyscalls, r.degraded.empty() ? "" : "; degraded:");
+  for (const std::string& d : r.degraded) LOG_WARN("sandbox degraded: %s", d.c_str());
+  return report;
+}
+
+}  // namespace scalws::worker
