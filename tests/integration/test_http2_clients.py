@@ -125,7 +125,12 @@ def test_one_access_log_line_per_stream():
         statuses = [client.response(sid)[0] for sid in sids]
         client.close()
         assert statuses == [200] * 5 + [404]
-    lines = open(os.path.join(s.dir, "access.log")).read().splitlines()
+        lines = []
+        deadline = time.monotonic() + 5  # the log is written at least once a second
+        while len(lines) < 6 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            with open(os.path.join(s.dir, "access.log")) as f:
+                lines = f.read().splitlines()
     assert len(lines) == 6, lines
     assert sum('"GET /hello HTTP/2.0" 200 9' in l for l in lines) == 5, lines
     assert sum('"GET /nothing HTTP/2.0" 404' in l for l in lines) == 1, lines
