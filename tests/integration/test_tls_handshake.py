@@ -254,6 +254,11 @@ def reload_keeps_connections(mode):
     s = Scalwsd(RELOAD % (mode, "first", "first"), start=False)
     make_cert(s.dir, "first", "first.test", ("first.test",))
     make_cert(s.dir, "second", "second.test", ("second.test",))
+    # A single-mode reload happens inside the sandbox, as the worker user (nobody when the
+    # tests run as root): the files must be readable by it, as an operator would arrange.
+    os.chmod(s.dir, 0o755)
+    for name in os.listdir(s.dir):
+        os.chmod(os.path.join(s.dir, name), 0o644)
     with s:
         s.start()
         out, _ = s_client(s.port)
@@ -271,7 +276,7 @@ def reload_keeps_connections(mode):
             if peer_cn(out) == "second.test":
                 break
             time.sleep(0.1)
-        assert peer_cn(out) == "second.test"
+        assert peer_cn(out) == "second.test", s.read_log()
         if mode == "single":
             # Same process: the connection goes on, on the certificate it started with.
             sid = client.request("/")
