@@ -68,6 +68,9 @@ Session::Session(SessionOwner& owner, const SessionSettings& settings, common::D
 }
 
 Session::~Session() {
+  // Header buffers the streams still hold belong to the session's allocator: give them
+  // back before it goes.
+  for (auto& s : streams_) s->recycle();
   if (session_ != nullptr) nghttp2_session_del(session_);
 }
 
@@ -339,14 +342,12 @@ int Session::onHeader(nghttp2_session*, const nghttp2_frame* frame, nghttp2_rcbu
   Session& s = self(p);
   Stream* stream = s.streamFor(frame->hd.stream_id);
   if (stream == nullptr || s.failed_) return 0;
-  nghttp2_vec n = nghttp2_rcbuf_get_buf(name);
-  nghttp2_vec v = nghttp2_rcbuf_get_buf(value);
-  std::string_view name_view(reinterpret_cast<const char*>(n.base), n.len);
-  std::string_view value_view(reinterpret_cast<const char*>(v.base), v.len);
   if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-    stream->addHeader(name_view, value_view);
+    stream->addHeader(name, value);
   } else {
-    stream->header_bytes_ += n.len + v.len + 32;  // trailers: only counted
+    // Trailers: only counted.
+    stream->header_bytes_ +=
+        nghttp2_rcbuf_get_buf(name).len + nghttp2_rcbuf_get_buf(value).len + 32;
   }
   // An HPACK bomb: a few bytes on the wire that decode to a huge header list. Far past
   // the limit nobody is asking in good faith.

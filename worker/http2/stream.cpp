@@ -35,6 +35,7 @@ bool hasUpperCase(std::string_view s) {
 Stream::Stream(Session& session) : session_(session), arena_(1024) {
   request_.arena = &arena_;
   headers_.reserve(16);
+  held_.reserve(32);
   nva_.reserve(12);
 }
 
@@ -43,6 +44,8 @@ void Stream::start(int32_t id) {
 }
 
 void Stream::recycle() {
+  for (nghttp2_rcbuf* b : held_) nghttp2_rcbuf_decref(b);
+  held_.clear();
   body_.clear();
   arena_.reset();
   request_.resetForReuse();
@@ -67,7 +70,11 @@ void Stream::recycle() {
   id_ = 0;
 }
 
-void Stream::addHeader(std::string_view name, std::string_view value) {
+void Stream::addHeader(nghttp2_rcbuf* name_buf, nghttp2_rcbuf* value_buf) {
+  nghttp2_vec n = nghttp2_rcbuf_get_buf(name_buf);
+  nghttp2_vec v = nghttp2_rcbuf_get_buf(value_buf);
+  std::string_view name(reinterpret_cast<const char*>(n.base), n.len);
+  std::string_view value(reinterpret_cast<const char*>(v.base), v.len);
   // RFC 9113 §6.5.2: the size of a field is its name, its value and 32 bytes.
   header_bytes_ += name.size() + value.size() + 32;
   if (request_error_ != 0) return;
@@ -76,19 +83,26 @@ void Stream::addHeader(std::string_view name, std::string_view value) {
     request_error_ = 431;  // keep counting (the bomb check), stop storing
     return;
   }
+  // Static-table names are not reference counted; everything else is kept alive here.
+  if (!nghttp2_rcbuf_is_static(name_buf)) {
+    nghttp2_rcbuf_incref(name_buf);
+    held_.push_back(name_buf);
+  }
+  nghttp2_rcbuf_incref(value_buf);
+  held_.push_back(value_buf);
   if (!name.empty() && name.front() == ':') {
     // nghttp2 has checked the pseudo-header set (RFC 9113 §8.3.1): each at most once,
     // before the regular fields, only request ones.
     if (name == ":method") {
-      method_ = arena_.copy(value);
+      method_ = value;
     } else if (name == ":path") {
-      path_ = arena_.copy(value);
+      path_ = value;
     } else if (name == ":authority") {
-      authority_ = arena_.copy(value);
+      authority_ = value;
     }
     return;
   }
-  headers_.push_back(HeaderField{arena_.copy(name), arena_.copy(value)});
+  headers_.push_back(HeaderField{name, value});
 }
 
 void Stream::finishHead(bool end_stream) {
@@ -229,8 +243,9 @@ void Stream::sendHead(const ResponseHead& head) noexcept {
 void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
   if (!response_started_ || finished_ || closed_ || !has_body_ || data.empty()) return;
   body_bytes_ += data.size();
-  // Small stable bodies are cheaper copied next to their frame header.
-  if (lifetime == BodyLifetime::kStable && data.size() > 1024) {
+  // Stable bytes are only referenced here; writing the DATA frame copies small ones next
+  // to its header (Session::onSendData).
+  if (lifetime == BodyLifetime::kStable) {
     body_.appendStable(data);
   } else {
     body_.append(data);

@@ -73,8 +73,9 @@ class Stream final : public ResponseWriter {
 
   void start(int32_t id);
   void recycle();
-  // Request head, from nghttp2's header callbacks.
-  void addHeader(std::string_view name, std::string_view value);
+  // Request head, from nghttp2's header callbacks. The fields stay in nghttp2's reference-
+  // counted buffers (held until the stream is recycled) instead of being copied.
+  void addHeader(nghttp2_rcbuf* name, nghttp2_rcbuf* value);
   void finishHead(bool end_stream);
   void onBodyData(std::string_view data);
   void onBodyEnd();
@@ -85,6 +86,7 @@ class Stream final : public ResponseWriter {
   Arena arena_;
   Request request_;
   std::vector<HeaderField> headers_;
+  std::vector<nghttp2_rcbuf*> held_;  // buffers the request's views point into
   std::string_view method_, path_, authority_;
   size_t header_bytes_ = 0;
   uint32_t header_count_ = 0;
