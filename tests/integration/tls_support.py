@@ -145,9 +145,18 @@ class H2Client:
                 self.closed = True
                 break
             try:
-                self.events += self.conn.receive_data(data)
+                events = self.conn.receive_data(data)
             except Exception as e:  # h2 refuses what it considers a protocol violation
-                self.events.append(e)
+                events = [e]
+            for e in events:
+                # Consume at once, as a reading client does, so windows reopen.
+                if isinstance(e, h2.events.DataReceived) and e.flow_controlled_length:
+                    try:
+                        self.conn.acknowledge_received_data(e.flow_controlled_length,
+                                                            e.stream_id)
+                    except Exception:  # the stream may be closed already
+                        pass
+            self.events += events
             try:
                 self.flush()
             except OSError:
@@ -179,8 +188,6 @@ class H2Client:
                 status = int(headers[":status"])
             elif isinstance(e, h2.events.DataReceived) and e.stream_id == sid:
                 body += e.data
-                self.conn.acknowledge_received_data(e.flow_controlled_length, sid)
-        self.flush()
         return status, headers, body
 
     def goaway(self):

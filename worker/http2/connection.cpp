@@ -134,7 +134,9 @@ void Connection::updatePoll() {
   } else {
     bool read = session_.wantsRead() && out_.pendingBytes() < high_water_;
     if (read) events |= UV_READABLE;
-    if (!out_.empty()) events |= UV_WRITABLE;
+    // flush() gives up after a few rounds so one large response cannot hold the loop;
+    // frames nghttp2 still has ready go out on the next writable event.
+    if (!out_.empty() || session_.wantsWrite()) events |= UV_WRITABLE;
     // TLS records already read ahead are invisible to the poller: a writable socket
     // wakes us at once to read them.
     if (read && transport_->hasBufferedInput()) events |= UV_WRITABLE;
