@@ -110,6 +110,19 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
     }
     s->handlers_.push_back(std::move(h).value());
   }
+  // Certificates and keys are read here: before the sandbox, and in a supervising parent
+  // before it forks, so every worker inherits them (DESIGN.md "Sandbox").
+  for (const auto& listen : s->site_.listens) {
+    s->tls_.emplace_back();
+    if (!listen.tls) continue;
+    auto context = tls::ServerContext::build(listen);
+    if (!context.ok()) {
+      if (!errors.empty()) errors += '\n';
+      errors += context.status().message();
+      continue;
+    }
+    s->tls_.back() = std::move(context).value();
+  }
   if (!errors.empty()) return common::invalidArgument(errors);
   s->limits_.max_request_line = s->server_.max_request_line;
   s->limits_.max_header_size = s->server_.max_header_size;

@@ -14,6 +14,7 @@
 #include "worker/http/handler.h"
 #include "worker/http1/request_codec.h"
 #include "worker/router/router.h"
+#include "worker/tls/server_context.h"
 
 namespace scalws::worker {
 
@@ -35,6 +36,11 @@ class ConfigSnapshot {
   std::string_view serverHeaderLine() const { return server_line_; }
   // The PHP pools php routes use, resolved at build (addresses, this loop's share).
   const std::vector<fastcgi::PoolSpec>& phpPools() const { return php_pools_; }
+  // The TLS context of listener `listen_index` (site().listens order); null for plain ones.
+  // Connections keep a reference: it outlives a reload for the handshakes it began.
+  const std::shared_ptr<const tls::ServerContext>& tlsContext(size_t listen_index) const {
+    return tls_[listen_index];
+  }
 
  private:
   ConfigSnapshot() = default;
@@ -46,6 +52,7 @@ class ConfigSnapshot {
   std::vector<std::unique_ptr<Handler>> handlers_;
   http1::CodecLimits limits_;
   std::string server_line_;
+  std::vector<std::shared_ptr<const tls::ServerContext>> tls_;  // one per listen
 };
 
 // True when `peer` falls in one of `cidrs`.

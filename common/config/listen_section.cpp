@@ -6,29 +6,13 @@
 namespace scalws::common::config {
 namespace {
 
-void readTlsPath(TableReader& tls, std::string_view key, std::string& out) {
-  const ConfigValue* value = tls.require(key);
-  if (value == nullptr) return;
-  std::string path;
-  if (!tls.readString(key, path)) return;
-  if (path.empty()) {
-    tls.error(*value, key, "must not be empty");
-    return;
-  }
-  out = tls.context().resolvePath(path);
-}
-
 void readTls(TableReader& listen, ListenConfig& config) {
   const ConfigValue* value = listen.get("tls");
   if (value == nullptr) return;
   std::string path = listen.keyPath("tls");
   if (!expectType(*value, ConfigValue::Type::kTable, path, listen.context())) return;
   TlsConfig tls;
-  tls.where = value->where;
-  TableReader table(*value, path, listen.context());
-  readTlsPath(table, "cert", tls.cert);
-  readTlsPath(table, "key", tls.key);
-  table.finish();
+  parseTlsTable(*value, path, listen.context(), tls);
   config.tls = std::move(tls);
 }
 
@@ -50,6 +34,8 @@ bool parseListen(const ConfigValue& value, ParseContext& ctx, ListenConfig& conf
     }
   }
   readTls(table, config);
+  // TLS listeners offer h2 through ALPN unless told not to; plain ones need to be asked.
+  config.http2 = config.tls.has_value();
   table.readBool("http2", config.http2);
   table.finish();
   return ok;

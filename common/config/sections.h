@@ -30,6 +30,10 @@ void parsePhpPoolSection(const ConfigValue& value, ParseContext& ctx, SiteConfig
 // After every section: each php route names a [php_pool] that exists.
 void checkPhpPoolReferences(ParseContext& ctx, const SiteConfig& site);
 
+// listen.tls (a table): `path` is "listen.tls" for messages.
+void parseTlsTable(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                   TlsConfig& tls);
+
 // A route action key ("respond", "static"): `path` is "route.<key>" for messages.
 struct ActionParser {
   std::string_view key;

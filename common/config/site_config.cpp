@@ -12,4 +12,12 @@ const ServerConfig& serverOrDefaults(const SiteConfig& site) {
   return site.server ? *site.server : kDefaults;
 }
 
+std::vector<TlsCertificateConfig> TlsConfig::allCertificates() const {
+  std::vector<TlsCertificateConfig> all;
+  all.reserve(1 + certificates.size());
+  all.push_back(TlsCertificateConfig{cert, key, ocsp, names, where});
+  all.insert(all.end(), certificates.begin(), certificates.end());
+  return all;
+}
+
 }  // namespace scalws::common::config

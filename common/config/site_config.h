@@ -65,10 +65,39 @@ struct ServerConfig {
   SourceLocation where;
 };
 
+// One certificate of a TLS listener. Files are read when the worker builds its config
+// snapshot (before the sandbox); a file that does not load refuses the config.
+struct TlsCertificateConfig {
+  std::string cert;  // PEM: the leaf first, then its chain
+  std::string key;   // PEM private key matching the leaf
+  std::string ocsp;  // DER OCSP response stapled when asked; empty: none
+  // SNI names it answers ("example.com", "*.example.com"), lower-case; empty: the DNS names
+  // of the certificate itself (subjectAltName, else its common name).
+  std::vector<std::string> names;
+  SourceLocation where;
+};
+
 struct TlsConfig {
+  // The default certificate (for clients without SNI or with a name nothing else has).
   std::string cert;
   std::string key;
+  std::string ocsp;
+  std::vector<std::string> names;
+  std::vector<TlsCertificateConfig> certificates;  // more, chosen by SNI
+
+  bool session_tickets = true;
+  // A file of at least 32 secret bytes from which ticket keys are derived, so every process
+  // (and every host given the same file) can resume each other's sessions; empty: a secret
+  // generated once per server start and shared by its processes.
+  std::string ticket_key_file;
+  Milliseconds ticket_rotation = 3'600'000;  // a new ticket key each period; the last one
+                                             // is still accepted
+  uint32_t session_cache = 20'480;           // sessions cached per process; 0: no cache
+  Milliseconds session_timeout = 3'600'000;  // lifetime of a cached session or a ticket
   SourceLocation where;
+
+  // The default certificate as one entry, then `certificates`.
+  std::vector<TlsCertificateConfig> allCertificates() const;
 };
 
 struct ListenConfig {
@@ -76,7 +105,9 @@ struct ListenConfig {
   std::string host;     // parsed: "127.0.0.1", "::"
   uint16_t port = 0;
   std::optional<TlsConfig> tls;
-  bool http2 = false;  // h2c prior knowledge on a plain listener; ALPN h2 with tls
+  // Plain listener: accept h2c with prior knowledge (default off). TLS listener: offer h2
+  // in ALPN (default on; http2 = false leaves only http/1.1).
+  bool http2 = false;
   SourceLocation where;
 };
 

@@ -49,6 +49,7 @@ int checkConfig(const std::string& path) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
     return 1;
   }
+  // What serving would load too: handlers, certificates and keys (named when refused).
   auto snapshot = ConfigSnapshot::build(std::move(config).value());
   if (!snapshot.ok()) {
     std::fprintf(stderr, "%s\n", snapshot.status().message().c_str());

@@ -80,6 +80,9 @@ void Connection::updatePoll() {
   if (state_ == State::kClosed) return;
   int events = 0;
   if (shouldRead()) events |= UV_READABLE;
+  // TLS records already read ahead are invisible to the poller; a writable socket wakes us
+  // at once to read them (see Transport::hasBufferedInput).
+  if (shouldRead() && transport_->hasBufferedInput()) events |= UV_WRITABLE;
   if (!out_.empty()) events |= UV_WRITABLE;
   if (events == poll_events_) return;
   poll_events_ = events;
@@ -97,7 +100,9 @@ void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
     return;
   }
   if ((events & UV_WRITABLE) != 0) c->onWritable();
-  if ((events & UV_READABLE) != 0 && c->state_ != State::kClosed) c->onReadable();
+  bool buffered =
+      c->state_ != State::kClosed && c->shouldRead() && c->transport_->hasBufferedInput();
+  if (((events & UV_READABLE) != 0 || buffered) && c->state_ != State::kClosed) c->onReadable();
 }
 
 void Connection::armTimer(Timer timer) {
@@ -493,7 +498,7 @@ void Connection::startLingering() {
     close();  // the client already finished sending: nothing to drain
     return;
   }
-  ::shutdown(transport_->fd(), SHUT_WR);
+  transport_->shutdownWrite();  // TLS: close_notify first
   releaseReadBuffer();
   read_len_ = 0;  // counts drained bytes from now on
   armTimer(Timer::kLinger);

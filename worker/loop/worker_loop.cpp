@@ -12,6 +12,9 @@
 #include "worker/handlers/fastcgi/exchange.h"
 #include "worker/handlers/fastcgi/loop_pools.h"
 #include "worker/http1/connection.h"
+#include "worker/http2/connection.h"
+#include "worker/tls/pending_connection.h"
+#include "worker/tls/tls_transport.h"
 
 namespace scalws::worker {
 namespace {
@@ -102,7 +105,11 @@ void WorkerLoop::acceptFrom(Listener& l) {
       return;  // EAGAIN and everything else: wait for the next readiness
     }
     if (connection_count_ >= snapshot_->server().max_connections) {
-      rejectOverloaded(fd);
+      if (l.socket.tls) {
+        ::close(fd);  // a plain-text 503 means nothing to a TLS client
+      } else {
+        rejectOverloaded(fd);
+      }
       continue;
     }
     int one = 1;
@@ -111,18 +118,69 @@ void WorkerLoop::acceptFrom(Listener& l) {
     counters_->conn_accepted.add();
     peer.local_port = l.socket.port;
     peer.tls = l.socket.tls;
-    startConnection(fd, peer);
+    startConnection(fd, peer, l.socket.listen_index);
   }
 }
 
-void WorkerLoop::startConnection(int fd, const PeerInfo& peer) {
-  auto* c = new http1::Connection(*this, std::make_unique<PlainTransport>(fd), peer);
+void WorkerLoop::startConnection(int fd, const PeerInfo& peer, int listen_index) {
+  const common::config::ListenConfig* listen = nullptr;
+  const auto& listens = snapshot_->site().listens;
+  if (listen_index >= 0 && static_cast<size_t>(listen_index) < listens.size()) {
+    listen = &listens[static_cast<size_t>(listen_index)];
+  }
+  if (!peer.tls && (listen == nullptr || !listen->http2)) {
+    serveConnection(std::make_unique<PlainTransport>(fd), peer, AppProtocol::kHttp1);
+    return;
+  }
+  std::unique_ptr<Transport> transport;
+  auto mode = tls::PendingConnection::Mode::kH2cPreface;
+  if (peer.tls) {
+    std::shared_ptr<const tls::ServerContext> context =
+        listen != nullptr ? snapshot_->tlsContext(static_cast<size_t>(listen_index)) : nullptr;
+    if (!context) {
+      LOG_ERROR("TLS listener on port %u has no TLS context", peer.local_port);
+      ::close(fd);
+      return;
+    }
+    auto tls_transport = std::make_unique<tls::TlsTransport>(fd, std::move(context), buffers_);
+    if (!tls_transport->valid()) {
+      ::close(fd);
+      return;
+    }
+    transport = std::move(tls_transport);
+    mode = tls::PendingConnection::Mode::kTlsHandshake;
+  } else {
+    transport = std::make_unique<PlainTransport>(fd);
+  }
+  auto* c = new tls::PendingConnection(*this, std::move(transport), peer, mode);
   if (!c->start()) {
     ::close(fd);
     delete c;
     return;
   }
   addConnection(c);
+}
+
+void WorkerLoop::serveConnection(std::unique_ptr<Transport> transport, const PeerInfo& peer,
+                                 AppProtocol protocol) {
+  int fd = transport->fd();
+  ClientConnection* connection = nullptr;
+  bool started = false;
+  if (protocol == AppProtocol::kHttp2) {
+    auto* c = new http2::Connection(*this, std::move(transport), peer);
+    started = c->start();
+    connection = c;
+  } else {
+    auto* c = new http1::Connection(*this, std::move(transport), peer);
+    started = c->start();
+    connection = c;
+  }
+  if (!started) {
+    ::close(fd);
+    delete connection;
+    return;
+  }
+  addConnection(connection);
 }
 
 void WorkerLoop::addConnection(ClientConnection* c) {

@@ -31,6 +31,8 @@ class LoopPools;
 namespace scalws::worker {
 
 class ClientConnection;
+class Transport;
+struct PeerInfo;
 
 // Where a loop counts (issue 8): its slot of the site's MetricsArea, and for one loop per
 // process the process's CPU/RSS to refresh into it.
@@ -44,7 +46,10 @@ struct ListenerSocket {
   int fd = -1;
   uint16_t port = 0;
   bool tls = false;
+  int listen_index = -1;  // into the snapshot's site().listens; -1: plain HTTP/1.1
 };
+
+enum class AppProtocol { kHttp1, kHttp2 };
 
 class WorkerLoop {
  public:
@@ -78,6 +83,10 @@ class WorkerLoop {
   uint64_t nextRequestId() { return (++request_counter_ << 8) | index_; }
   void armTimeout(TimeoutEntry& entry, uint64_t duration_ms);
   void disarmTimeout(TimeoutEntry& entry) { timeouts_.disarm(entry); }
+  // Starts the protocol's connection on an accepted socket whose protocol is settled
+  // (TLS handshake and ALPN done, or h2c preface seen); closes the fd when it cannot.
+  void serveConnection(std::unique_ptr<Transport> transport, const PeerInfo& peer,
+                       AppProtocol protocol);
   // Connections register once started and unregister from their close callback.
   void addConnection(ClientConnection* connection);
   void onConnectionClosed(ClientConnection* connection);
@@ -101,8 +110,9 @@ class WorkerLoop {
   static void onAsync(uv_async_t* async);
 
   void acceptFrom(Listener& listener);
-  // Chooses the protocol for a new connection and starts it.
-  void startConnection(int fd, const PeerInfo& peer);
+  // Chooses the protocol for a new connection and starts it: a TLS handshake first on TLS
+  // listeners, a look for the h2c preface on plain ones with http2 = true, else HTTP/1.1.
+  void startConnection(int fd, const PeerInfo& peer, int listen_index);
   void rejectOverloaded(int fd);
   static void onRejectTimer(uv_timer_t* timer);
   void closeRejected();

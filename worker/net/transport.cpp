@@ -8,6 +8,10 @@
 
 namespace scalws::worker {
 
+void Transport::shutdownWrite() noexcept {
+  ::shutdown(fd(), SHUT_WR);
+}
+
 ssize_t PlainTransport::read(char* buf, size_t len) noexcept {
   ssize_t n;
   do {

@@ -1,5 +1,10 @@
-// The byte transport under a connection: plain TCP now, TLS later. Non-blocking; every call
-// returns what the kernel (or TLS engine) took, or -1 with errno (EAGAIN when it would block).
+// The byte transport under a connection: plain TCP or TLS (worker/tls/tls_transport.h).
+// Non-blocking; every call returns what the kernel (or TLS engine) took, or -1 with errno
+// (EAGAIN when it would block).
+//
+// A writer retries a write that returned EAGAIN with the same bytes at the head (as
+// OutputQueue does): a TLS transport may already hold them encrypted and only report them
+// taken once the ciphertext has left.
 #pragma once
 
 #include <sys/types.h>
@@ -23,6 +28,12 @@ class Transport {
   // True when the transport can hand file bytes to the kernel without copying them.
   virtual bool zeroCopyFiles() const noexcept = 0;
   virtual int fd() const noexcept = 0;
+  // True when received bytes wait inside the transport where the poller cannot see them
+  // (TLS records read ahead): a connection that wants to read must read again without
+  // waiting for the socket to become readable.
+  virtual bool hasBufferedInput() const noexcept { return false; }
+  // Ends the sending direction (lingering close): TLS sends close_notify first.
+  virtual void shutdownWrite() noexcept;
 };
 
 class PlainTransport final : public Transport {

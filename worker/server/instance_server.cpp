@@ -47,8 +47,21 @@ class InstanceServer final : public InstanceHost {
 
   common::Result<ipc::Json> goLive(const InstancePlan& plan) override {
     std::vector<std::vector<ListenerSocket>> per_loop(plan.settings.loops);
+    const auto& listens = plan.snapshot->site().listens;
     for (const InstanceListener& l : plan.listeners) {
-      per_loop[l.loop].push_back(ListenerSocket{l.fd.get(), l.port, l.tls});
+      // The controller binds what the config lists; its index picks the TLS context.
+      int index = -1;
+      for (size_t i = 0; i < listens.size(); ++i) {
+        if (listens[i].address == l.address && listens[i].port == l.port) {
+          index = static_cast<int>(i);
+          break;
+        }
+      }
+      if (l.tls && index < 0) {
+        return common::Status(common::StatusCode::kInvalidArgument,
+                              "TLS listener " + l.address + " is not in the config");
+      }
+      per_loop[l.loop].push_back(ListenerSocket{l.fd.get(), l.port, l.tls, index});
     }
     // Before any loop thread exists: credentials and Landlock bind this thread and what it
     // starts afterwards. No config path: the worker never reads its config from disk.

@@ -205,13 +205,15 @@ void MultiProcessServer::runChild(uint32_t index, size_t metrics_slot) {
   ::close(signal_fd_);
   LoopGroupOptions options;
   options.listeners_per_loop.resize(1);
-  for (const auto& listen : runtime_.snapshot->site().listens) {
+  const auto& listens = runtime_.snapshot->site().listens;
+  for (size_t l = 0; l < listens.size(); ++l) {
+    const auto& listen = listens[l];
     auto it = listeners_.find(listen.address);
     if (it == listeners_.end()) continue;
     for (uint32_t i = 0; i < it->second.size(); ++i) {
       if (i == index) {
-        options.listeners_per_loop[0].push_back(
-            ListenerSocket{it->second[i], listen.port, listen.tls.has_value()});
+        options.listeners_per_loop[0].push_back(ListenerSocket{
+            it->second[i], listen.port, listen.tls.has_value(), static_cast<int>(l)});
       } else {
         ::close(it->second[i]);  // another worker's queue
       }

@@ -59,7 +59,9 @@ int SingleProcessServer::run() {
   LoopGroupOptions options;
   options.listeners_per_loop.resize(loops);
   for (uint32_t i = 0; i < loops; ++i) {
-    for (const auto& listen : runtime_.snapshot->site().listens) {
+    const auto& listens = runtime_.snapshot->site().listens;
+    for (size_t l = 0; l < listens.size(); ++l) {
+      const auto& listen = listens[l];
       common::Result<common::UniqueFd> fd = common::net::openListenSocket(listen);
       if (!fd.ok()) {
         LOG_ERROR("%s", fd.status().message().c_str());
@@ -68,7 +70,7 @@ int SingleProcessServer::run() {
       int raw = fd->release();  // closed by the destructor with the others
       listener_fds_.push_back(raw);
       options.listeners_per_loop[i].push_back(
-          ListenerSocket{raw, listen.port, listen.tls.has_value()});
+          ListenerSocket{raw, listen.port, listen.tls.has_value(), static_cast<int>(l)});
     }
   }
   options.cpus = server.cpus;

@@ -20,6 +20,12 @@ namespace {
 
 constexpr const char* kDefaultUserForRoot = "nobody";
 
+// The directory holding `file`, or the file itself when that would be "/".
+std::string parentDirectory(const std::string& file) {
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos || slash == 0 ? file : file.substr(0, slash);
+}
+
 sandbox::SandboxMode toSandboxMode(SandboxMode mode) {
   switch (mode) {
     case SandboxMode::kOff:
@@ -62,7 +68,20 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
   }
   if (!server.access_log.empty()) in.logFiles.push_back(server.access_log);
   if (!server.error_log.empty()) in.logFiles.push_back(server.error_log);
-  // A reload in single mode re-reads the config from inside the sandbox.
+  // A reload in single mode re-reads the config from inside the sandbox, and with it the
+  // TLS certificates, keys and OCSP files: their directories stay readable (renewals
+  // usually replace the files, or the symlinks to them).
+  for (const auto& listen : snapshot.site().listens) {
+    if (!listen.tls) continue;
+    for (const auto& cert : listen.tls->allCertificates()) {
+      for (const std::string* file : {&cert.cert, &cert.key, &cert.ocsp}) {
+        if (!file->empty()) in.extraReadPaths.push_back(parentDirectory(*file));
+      }
+    }
+    if (!listen.tls->ticket_key_file.empty()) {
+      in.extraReadPaths.push_back(parentDirectory(listen.tls->ticket_key_file));
+    }
+  }
   if (!config_path.empty()) {
     char resolved[PATH_MAX];
     if (realpath(config_path.c_str(), resolved) != nullptr) in.extraReadPaths.push_back(resolved);

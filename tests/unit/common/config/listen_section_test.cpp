@@ -49,7 +49,9 @@ TEST(ListenSection, Tls) {
                      "tls = { cert = \"\", key = 1, chain = \"x\" }\n"),
             "t.toml:3:16: listen.tls.cert: must not be empty\n"
             "t.toml:3:26: listen.tls.key: expected a string, found an integer\n"
-            "t.toml:3:29: listen.tls: unknown key \"chain\" (expected one of: cert, key)");
+            "t.toml:3:29: listen.tls: unknown key \"chain\" (expected one of: cert, key, ocsp, "
+            "names, certificates, session_tickets, ticket_key_file, ticket_rotation, "
+            "session_cache, session_timeout)");
 }
 
 TEST(ListenSection, DuplicateAddresses) {

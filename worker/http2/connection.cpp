@@ -1,0 +1,367 @@
+#include "worker/http2/connection.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/log.h"
+#include "worker/http/error_response.h"
+#include "worker/http/path_normalizer.h"
+#include "worker/loop/worker_loop.h"
+
+namespace scalws::worker::http2 {
+namespace {
+
+constexpr int kReadsPerEvent = 4;  // then let other connections have the loop
+constexpr uint64_t kLingerMs = 2000;
+constexpr size_t kLingerMaxBytes = 1 << 20;
+
+}  // namespace
+
+SessionSettings Connection::settingsFor(const ConfigSnapshot& snapshot) {
+  SessionSettings s;
+  const auto& server = snapshot.server();
+  s.max_header_list = static_cast<uint32_t>(std::min<uint64_t>(server.max_header_size, 1u << 24));
+  s.max_headers = server.max_headers;
+  return s;
+}
+
+Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
+    : loop_(loop),
+      transport_(std::move(transport)),
+      peer_(peer),
+      current_{loop.snapshot(), 0},
+      out_(loop.buffers()),
+      session_(*this, settingsFor(*loop.snapshot()), loop.date()),
+      high_water_(settingsFor(*loop.snapshot()).output_high_water) {
+  poll_.data = this;
+}
+
+Connection::~Connection() {
+  loop_.disarmTimeout(*this);
+}
+
+bool Connection::start() {
+  if (!session_.valid()) return false;
+  if (uv_poll_init(loop_.uv(), &poll_, transport_->fd()) != 0) return false;
+  armTimer(Timer::kFirstRequest);
+  flush();  // the server connection preface: our SETTINGS (RFC 9113 §3.4)
+  return true;
+}
+
+void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
+  auto* c = static_cast<Connection*>(handle->data);
+  if (status < 0) {
+    c->close();
+    return;
+  }
+  if (c->state_ == State::kLingering) {
+    c->onLingerReadable();
+    return;
+  }
+  if ((events & UV_WRITABLE) != 0) c->flush();
+  bool buffered = c->state_ == State::kOpen && c->transport_->hasBufferedInput();
+  if (((events & UV_READABLE) != 0 || buffered) && c->state_ == State::kOpen) c->onReadable();
+  if (c->state_ != State::kClosed) c->session_.collect();
+}
+
+void Connection::onReadable() {
+  in_event_ = true;
+  bool peer_closed = false;
+  for (int round = 0; round < kReadsPerEvent && state_ == State::kOpen; ++round) {
+    if (out_.pendingBytes() >= high_water_ || !session_.wantsRead()) break;
+    std::unique_ptr<char[]> buf = loop_.buffers().take();
+    ssize_t n = transport_->read(buf.get(), BufferPool::kBlockSize);
+    if (n <= 0) {
+      loop_.buffers().give(std::move(buf));
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      peer_closed = true;  // EOF or a reset: nothing more will come, nothing can be sent
+      break;
+    }
+    bool ok = session_.receive(buf.get(), static_cast<size_t>(n), uv_now(loop_.uv()));
+    loop_.buffers().give(std::move(buf));
+    received_ = true;
+    if (!ok) break;  // flush() sends the GOAWAY, if any, then the connection ends
+    if (static_cast<size_t>(n) < BufferPool::kBlockSize && !transport_->hasBufferedInput()) break;
+  }
+  in_event_ = false;
+  if (peer_closed) {
+    close();
+    return;
+  }
+  flush();
+}
+
+void Connection::flush() {
+  if (state_ != State::kOpen) return;
+  for (int round = 0; round < 8; ++round) {
+    if (!session_.send(out_)) {
+      close();
+      return;
+    }
+    if (out_.empty()) break;
+    uint64_t before = out_.pendingBytes();
+    OutputQueue::FlushResult r = out_.flush(*transport_);
+    if (out_.pendingBytes() < before) wrote_ = true;
+    if (r == OutputQueue::FlushResult::kError) {
+      close();
+      return;
+    }
+    if (r == OutputQueue::FlushResult::kBlocked || !session_.wantsWrite()) break;
+  }
+  afterOutput();
+}
+
+void Connection::afterOutput() {
+  if (session_.dataBytesSent() != data_sent_mark_) {
+    data_sent_mark_ = session_.dataBytesSent();
+    wrote_ = true;
+  }
+  // Done: a GOAWAY went out (ours or after the peer's) and no stream is left.
+  if (!session_.wantsRead() && !session_.wantsWrite() && out_.empty()) {
+    startLingering();
+    return;
+  }
+  updateTimer();
+  updatePoll();
+}
+
+void Connection::updatePoll() {
+  if (state_ == State::kClosed) return;
+  int events = 0;
+  if (state_ == State::kLingering) {
+    events = UV_READABLE;
+  } else {
+    bool read = session_.wantsRead() && out_.pendingBytes() < high_water_;
+    if (read) events |= UV_READABLE;
+    // flush() gives up after a few rounds so one large response cannot hold the loop;
+    // frames nghttp2 still has ready go out on the next writable event.
+    if (!out_.empty() || session_.wantsWrite()) events |= UV_WRITABLE;
+    // TLS records already read ahead are invisible to the poller: a writable socket
+    // wakes us at once to read them.
+    if (read && transport_->hasBufferedInput()) events |= UV_WRITABLE;
+  }
+  if (events == poll_events_) return;
+  poll_events_ = events;
+  if (events == 0) {
+    uv_poll_stop(&poll_);
+  } else {
+    uv_poll_start(&poll_, events, &Connection::onPollEvent);
+  }
+}
+
+void Connection::updateTimer() {
+  Timer want;
+  if (!out_.empty() || session_.hasBlockedData()) {
+    want = Timer::kSend;
+  } else if (session_.activeStreams() == 0) {
+    want = served_any_ ? Timer::kIdle : Timer::kFirstRequest;
+  } else if (session_.awaitsRequestBody()) {
+    want = Timer::kBody;
+  } else {
+    want = Timer::kNone;  // handlers at work: their own timeouts apply
+  }
+  bool progress = (want == Timer::kSend && wrote_) || (want == Timer::kBody && received_);
+  wrote_ = received_ = false;
+  if (want != timer_ || progress) armTimer(want);
+}
+
+void Connection::armTimer(Timer timer) {
+  timer_ = timer;
+  const auto& server = current_.snapshot->server();
+  uint64_t ms = 0;
+  switch (timer) {
+    case Timer::kNone:
+      loop_.disarmTimeout(*this);
+      return;
+    case Timer::kFirstRequest:
+      ms = server.header_timeout;
+      break;
+    case Timer::kIdle:
+      ms = server.keepalive_timeout;
+      break;
+    case Timer::kBody:
+      ms = server.body_timeout;
+      break;
+    case Timer::kSend:
+      ms = server.send_timeout;
+      break;
+    case Timer::kLinger:
+      ms = kLingerMs;
+      break;
+  }
+  loop_.armTimeout(*this, ms);
+}
+
+void Connection::onTimeout() noexcept {
+  Timer fired = timer_;
+  timer_ = Timer::kNone;
+  switch (fired) {
+    case Timer::kFirstRequest:
+    case Timer::kIdle:
+      // Nothing open: say goodbye properly (GOAWAY NO_ERROR), then close.
+      session_.shutdown();
+      flush();
+      break;
+    case Timer::kBody:
+      // A request body stalled: end the connection (GOAWAY), as HTTP/1 would with 408.
+      session_.terminate(NGHTTP2_NO_ERROR);
+      flush();
+      break;
+    case Timer::kSend:
+      // The peer takes nothing — neither bytes nor window updates: give up at once.
+      LOG_DEBUG("HTTP/2 send timeout: closing");
+      close();
+      return;
+    case Timer::kLinger:
+    case Timer::kNone:
+      close();
+      return;
+  }
+  if (state_ != State::kClosed) session_.collect();
+}
+
+const ConfigSnapshot& Connection::snapshotForNewStream() {
+  // Streams already running keep theirs; new ones move to the loop's current snapshot,
+  // as long as at most one older snapshot is still in use.
+  if (loop_.snapshot() != current_.snapshot && previous_.streams == 0) {
+    previous_ = std::move(current_);
+    current_ = SnapshotRef{loop_.snapshot(), 0};
+    if (previous_.streams == 0) previous_.snapshot.reset();
+  }
+  ++current_.streams;
+  return *current_.snapshot;
+}
+
+void Connection::onRequest(Stream& stream) noexcept {
+  served_any_ = true;
+  Request& r = stream.request();
+  r.id = loop_.nextRequestId();
+  r.start_ns = uv_hrtime();
+  r.peer = &peer_;
+  r.loop = &loop_;
+  const ConfigSnapshot& snap = snapshotForNewStream();
+  stream.snapshot = &snap;
+  stream.server_header = snap.server().server_header;
+  stream.setBodyLimit(snap.server().max_body);
+  if (stream.requestError() != 0) {
+    sendError(r, stream, stream.requestError());
+    return;
+  }
+  routeRequest(stream, snap);
+}
+
+void Connection::routeRequest(Stream& stream, const ConfigSnapshot& snap) {
+  Request& r = stream.request();
+  if (r.method == Method::kOptions && r.target == "*") {
+    const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
+    stream.respond(200, allow, {}, BodyLifetime::kStable);
+    return;
+  }
+  PathNormalization norm = normalizePath(r.raw_path, *r.arena);
+  if (!norm.ok) {
+    sendError(r, stream, 400);
+    return;
+  }
+  r.path = norm.path;
+  int route = snap.router().match(r);
+  if (route < 0) {
+    sendError(r, stream, 404);
+    return;
+  }
+  r.route = &snap.route(route);
+  stream.setBodyLimit(snap.maxBody(route));
+  if (r.has_body && r.content_length > snap.maxBody(route)) {
+    sendError(r, stream, 413);
+    return;
+  }
+  if (!snap.policyAllows(route, peer_)) {
+    sendError(r, stream, 403);
+    return;
+  }
+  Handler* handler = snap.handler(route);
+  stream.handler = handler;
+  if (r.expect_continue && handler->consumesBody()) {
+    // RFC 9110 §10.1.1: an interim 100 lets the client send the body it holds back.
+    const nghttp2_nv kContinue[] = {
+        {const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(":status")),
+         const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>("100")), 7, 3,
+         NGHTTP2_NV_FLAG_NONE}};
+    nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, stream.id(), nullptr, kContinue, 1,
+                           nullptr);
+  }
+  handler->handle(r, stream);
+}
+
+void Connection::onResponseFinished(Stream& stream) noexcept {
+  if (AccessLog* log = loop_.accessLog(); log != nullptr) {
+    log->record(stream.request(), stream.status(), stream.bodyBytesSent(), stream.handler);
+  }
+}
+
+void Connection::onStreamClosed(Stream& stream) noexcept {
+  if (stream.snapshot == nullptr) return;
+  if (previous_.snapshot && stream.snapshot == previous_.snapshot.get()) {
+    if (--previous_.streams == 0) previous_.snapshot.reset();
+  } else if (current_.streams > 0) {
+    --current_.streams;
+  }
+}
+
+void Connection::onOutputPending() noexcept {
+  // An asynchronous handler wrote: send now, unless this connection is already in the
+  // middle of an event that ends with a flush.
+  if (!in_event_ && state_ == State::kOpen) flush();
+}
+
+void Connection::onBodyTooLarge(Stream& stream) noexcept {
+  sendError(stream.request(), stream, 413);
+}
+
+void Connection::startLingering() {
+  // As HTTP/1 does: stop sending, then read and drop what the peer still sends for a
+  // moment, so our last frames (a GOAWAY) are not destroyed by a reset.
+  state_ = State::kLingering;
+  session_.abortAll();
+  transport_->shutdownWrite();
+  linger_bytes_ = 0;
+  armTimer(Timer::kLinger);
+  updatePoll();
+}
+
+void Connection::onLingerReadable() {
+  char sink[4096];
+  ssize_t n = transport_->read(sink, sizeof(sink));
+  if (n == 0 || (n < 0 && errno != EAGAIN) ||
+      (n > 0 && (linger_bytes_ += static_cast<size_t>(n)) > kLingerMaxBytes)) {
+    close();
+  }
+}
+
+void Connection::beginShutdown() {
+  if (state_ != State::kOpen) return;
+  session_.shutdown();
+  flush();
+}
+
+void Connection::forceClose() {
+  close();
+}
+
+void Connection::close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  session_.abortAll();
+  loop_.disarmTimeout(*this);
+  out_.clear();
+  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &Connection::onPollClosed);
+}
+
+void Connection::onPollClosed(uv_handle_t* handle) {
+  auto* c = static_cast<Connection*>(handle->data);
+  ::close(c->transport_->fd());
+  c->loop_.onConnectionClosed(c);
+  delete c;
+}
+
+}  // namespace scalws::worker::http2

@@ -1,0 +1,159 @@
+// The HTTP/2 codec of a server connection: nghttp2's server session plus our streams,
+// settings and flood limits. It never touches a socket (STYLE.md): receive() takes bytes
+// the connection read, send() appends frames to a queue the connection owns, and
+// SessionOwner callbacks say when a request is ready, a response finished or a stream
+// went away. That is what lets the unit tests and the fuzz target drive it with bytes.
+//
+// Settings sent (RFC 9113 §6.5.2): 128 concurrent streams, a 256 KiB stream window and a
+// 1 MiB connection window for request bodies (window updates as bytes arrive), a header
+// list limit of the server's max_header_size, no RFC 7540 priorities (RFC 9218 instead).
+//
+// Defences: nghttp2 validates frames and HTTP semantics and answers protocol errors with
+// GOAWAY PROTOCOL_ERROR (or RST_STREAM); at most 8 CONTINUATION frames per header block
+// (CVE-2024-27316 class); a decoded header list past max_header_size gets 431, past 4× it
+// (an HPACK bomb) the connection ends; FloodGuard limits resets, SETTINGS/PING and empty
+// frames (GOAWAY ENHANCE_YOUR_CALM); at most 64 unanswered SETTINGS/PING acks queue.
+//
+// Streams closed during a receive() or send() are recycled by collect(), which the owner
+// calls where no stream method can be on the stack (receive() calls it itself).
+#pragma once
+
+#include <nghttp2/nghttp2.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/http_date.h"
+#include "worker/http2/flood_guard.h"
+#include "worker/http2/stream.h"
+#include "worker/net/output_queue.h"
+
+namespace scalws::worker::http2 {
+
+struct SessionSettings {
+  uint32_t max_concurrent_streams = 128;
+  uint32_t stream_window = 256 * 1024;
+  uint32_t connection_window = 1024 * 1024;
+  uint32_t max_header_list = 32 * 1024;  // decoded: names + values + 32 per field
+  uint32_t max_headers = 100;
+  size_t output_high_water = 64 * 1024;  // send() stops once the caller's queue holds this
+  FloodLimits flood;
+};
+
+class SessionOwner {
+ public:
+  // A request head arrived (END_HEADERS). Route it and answer through the stream, now or
+  // later; when stream.requestError() is not 0, answer that error.
+  virtual void onRequest(Stream& stream) noexcept = 0;
+  // finish() was called on the stream's response (for the access log).
+  virtual void onResponseFinished(Stream& stream) noexcept = 0;
+  // The stream is closed (response sent or reset); any InFlight was aborted before.
+  virtual void onStreamClosed(Stream& stream) noexcept = 0;
+  // A writer call made outside receive() queued output: call send() and flush.
+  virtual void onOutputPending() noexcept = 0;
+  // The request body outgrew the limit the owner set before the handler answered: answer
+  // 413 (the handler's InFlight, if any, was aborted and its body sink dropped).
+  virtual void onBodyTooLarge(Stream& stream) noexcept = 0;
+
+ protected:
+  ~SessionOwner() = default;
+};
+
+class Session {
+ public:
+  Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // False when nghttp2 could not be set up (out of memory).
+  bool valid() const { return session_ != nullptr; }
+
+  // Feeds bytes from the peer. False when the connection is in error: what send() still
+  // produces (a GOAWAY) should go out, then the connection closes.
+  bool receive(const char* data, size_t len, uint64_t now_ms);
+  // Appends ready frames to `out` until nothing is ready or `out` holds the high-water
+  // mark. False on a fatal error.
+  bool send(OutputQueue& out);
+
+  // nghttp2's view: false for both once a GOAWAY went out and no stream is left.
+  bool wantsRead() const;
+  bool wantsWrite() const;
+  // Graceful end: GOAWAY naming the last stream taken; those finish, no new ones start.
+  void shutdown();
+  // Immediate end: GOAWAY with `error_code` (RFC 9113 §7).
+  void terminate(uint32_t error_code);
+
+  size_t activeStreams() const { return active_count_; }
+  // A response has bytes queued that the peer's flow-control window holds back.
+  bool hasBlockedData() const;
+  // A routed request whose body has not fully arrived.
+  bool awaitsRequestBody() const;
+  // DATA payload bytes serialised so far (progress for the send timeout).
+  uint64_t dataBytesSent() const { return data_bytes_sent_; }
+  // The peer's GOAWAY or our own error code, for logs and tests.
+  uint32_t goawayErrorSent() const { return goaway_error_; }
+
+  // The connection dies: every stream still answering gets InFlight::abort().
+  void abortAll();
+  // Recycles the streams closed since the last call.
+  void collect();
+
+  // For streams.
+  common::DateCache& date() { return date_; }
+  nghttp2_session* raw() { return session_; }
+  void streamOutputChanged();
+  void streamFinished(Stream& stream);
+
+ private:
+  static ssize_t onReadData(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t len,
+                            uint32_t* flags, nghttp2_data_source* source, void* self);
+  static ssize_t onSend(nghttp2_session*, const uint8_t* data, size_t len, int flags, void* self);
+  static int onSendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* header, size_t len,
+                        nghttp2_data_source* source, void* self);
+  static int onBeginHeaders(nghttp2_session*, const nghttp2_frame* frame, void* self);
+  static int onHeader(nghttp2_session*, const nghttp2_frame* frame, nghttp2_rcbuf* name,
+                      nghttp2_rcbuf* value, uint8_t flags, void* self);
+  static int onBeginFrame(nghttp2_session*, const nghttp2_frame_hd* hd, void* self);
+  static int onFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* self);
+  static int onDataChunk(nghttp2_session*, uint8_t flags, int32_t stream_id, const uint8_t* data,
+                         size_t len, void* self);
+  static int onStreamClose(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* self);
+  static int onFrameNotSent(nghttp2_session*, const nghttp2_frame* frame, int error, void* self);
+  static int onInvalidFrame(nghttp2_session*, const nghttp2_frame* frame, int error, void* self);
+  static int onFrameSent(nghttp2_session*, const nghttp2_frame* frame, void* self);
+
+  friend class Stream;
+  Stream* streamFor(int32_t id) const;
+  Stream* acquire(int32_t id);
+  void link(Stream*& list, Stream* s);
+  void unlink(Stream*& list, Stream* s);
+  int readData(Stream& stream, size_t max, uint32_t* flags);
+  bool overFlood(bool allowed);
+  void notifyWritable();
+
+  SessionOwner& owner_;
+  SessionSettings settings_;
+  common::DateCache& date_;
+  nghttp2_session* session_ = nullptr;
+  FloodGuard flood_;
+  uint64_t now_ms_ = 0;
+  OutputQueue* out_ = nullptr;  // during send()
+  bool in_receive_ = false;
+  bool sending_ = false;
+  bool resend_ = false;
+  bool failed_ = false;
+  uint32_t goaway_error_ = 0;
+  uint64_t data_bytes_sent_ = 0;
+
+  std::vector<std::unique_ptr<Stream>> streams_;  // every stream object this session made
+  std::vector<Stream*> free_;
+  Stream* active_ = nullptr;
+  size_t active_count_ = 0;
+  Stream* closed_ = nullptr;
+  std::vector<Stream*> writable_;  // streams whose queue drained during send()
+};
+
+}  // namespace scalws::worker::http2

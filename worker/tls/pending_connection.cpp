@@ -1,0 +1,159 @@
+#include "worker/tls/pending_connection.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "common/log.h"
+#include "worker/tls/tls_transport.h"
+
+namespace scalws::worker::tls {
+namespace {
+
+// RFC 9113 §3.4: the client connection preface.
+constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+// A preface cut between two packets: look again this soon (the socket stays readable, so
+// waiting on the poller would spin).
+constexpr uint64_t kRepeekMs = 5;
+
+}  // namespace
+
+PendingConnection::PendingConnection(WorkerLoop& loop, std::unique_ptr<Transport> transport,
+                                     const PeerInfo& peer, Mode mode)
+    : loop_(loop), transport_(std::move(transport)), peer_(peer), mode_(mode) {
+  if (mode_ == Mode::kTlsHandshake) tls_ = static_cast<TlsTransport*>(transport_.get());
+  poll_.data = this;
+}
+
+PendingConnection::~PendingConnection() {
+  loop_.disarmTimeout(*this);
+}
+
+bool PendingConnection::start() {
+  if (uv_poll_init(loop_.uv(), &poll_, transport_->fd()) != 0) return false;
+  uint64_t timeout = loop_.snapshot()->server().header_timeout;
+  deadline_ms_ = uv_now(loop_.uv()) + timeout;
+  loop_.armTimeout(*this, timeout);
+  watch(UV_READABLE);
+  return true;
+}
+
+void PendingConnection::watch(int events) {
+  if (events == poll_events_) return;
+  poll_events_ = events;
+  if (events == 0) {
+    uv_poll_stop(&poll_);
+  } else {
+    uv_poll_start(&poll_, events, &PendingConnection::onPollEvent);
+  }
+}
+
+void PendingConnection::onPollEvent(uv_poll_t* handle, int status, int events) {
+  (void)events;
+  auto* c = static_cast<PendingConnection*>(handle->data);
+  if (c->state_ != State::kWaiting) return;
+  if (status < 0) {
+    c->close();
+    return;
+  }
+  if (c->mode_ == Mode::kTlsHandshake) {
+    c->advanceHandshake();
+  } else {
+    c->sniffPreface();
+  }
+}
+
+void PendingConnection::advanceHandshake() {
+  switch (tls_->handshake()) {
+    case TlsTransport::Handshake::kDone:
+      handOver(tls_->alpn() == "h2" ? AppProtocol::kHttp2 : AppProtocol::kHttp1);
+      return;
+    case TlsTransport::Handshake::kWantRead:
+      watch(UV_READABLE);
+      return;
+    case TlsTransport::Handshake::kWantWrite:
+      watch(UV_WRITABLE);
+      return;
+    case TlsTransport::Handshake::kFailed:
+      // Scanners and clients with nothing in common with our policy: not an operator's
+      // problem, so only at debug level.
+      LOG_DEBUG("TLS handshake failed: %s", tls_->failure().c_str());
+      close();
+      return;
+  }
+}
+
+void PendingConnection::sniffPreface() {
+  char buf[kPreface.size()];
+  ssize_t n;
+  do {
+    n = ::recv(transport_->fd(), buf, sizeof(buf), MSG_PEEK);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+  if (n <= 0) {
+    close();
+    return;
+  }
+  size_t got = static_cast<size_t>(n);
+  if (std::string_view(buf, got) != kPreface.substr(0, got)) {
+    handOver(AppProtocol::kHttp1);
+    return;
+  }
+  if (got == kPreface.size()) {
+    handOver(AppProtocol::kHttp2);
+    return;
+  }
+  // A prefix of the preface so far: look again shortly, within the deadline.
+  watch(0);
+  uint64_t now = uv_now(loop_.uv());
+  if (now >= deadline_ms_) {
+    close();
+    return;
+  }
+  retry_armed_ = true;
+  loop_.armTimeout(*this, std::min(kRepeekMs, deadline_ms_ - now));
+}
+
+void PendingConnection::onTimeout() noexcept {
+  if (retry_armed_ && uv_now(loop_.uv()) < deadline_ms_) {
+    retry_armed_ = false;
+    loop_.armTimeout(*this, deadline_ms_ - uv_now(loop_.uv()));
+    watch(UV_READABLE);
+    sniffPreface();
+    return;
+  }
+  close();  // header_timeout: nothing usable arrived
+}
+
+void PendingConnection::handOver(AppProtocol protocol) {
+  protocol_ = protocol;
+  state_ = State::kHandingOver;
+  loop_.disarmTimeout(*this);
+  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &PendingConnection::onPollClosed);
+}
+
+void PendingConnection::close() {
+  if (state_ != State::kWaiting) return;
+  state_ = State::kClosed;
+  loop_.disarmTimeout(*this);
+  if (tls_ != nullptr) tls_->flushPending();  // a last alert, if the socket takes it
+  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &PendingConnection::onPollClosed);
+}
+
+void PendingConnection::onPollClosed(uv_handle_t* handle) {
+  auto* c = static_cast<PendingConnection*>(handle->data);
+  if (c->state_ == State::kHandingOver && !c->loop_.shuttingDown()) {
+    // Registered before this one leaves, so a draining loop never sees zero in between.
+    c->loop_.serveConnection(std::move(c->transport_), c->peer_, c->protocol_);
+  } else {
+    ::close(c->transport_->fd());
+  }
+  c->loop_.onConnectionClosed(c);
+  delete c;
+}
+
+}  // namespace scalws::worker::tls

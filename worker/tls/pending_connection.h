@@ -1,0 +1,72 @@
+// A connection whose application protocol is not known yet. On a TLS listener it runs the
+// handshake and lets ALPN choose ("h2" → HTTP/2, else HTTP/1.1); on a plain listener with
+// http2 = true it peeks at the first bytes for the HTTP/2 connection preface (RFC 9113
+// §3.4, h2c with prior knowledge). Then it hands its transport to the protocol's
+// connection through WorkerLoop::serveConnection() and goes away.
+//
+// The whole step must finish within header_timeout (a client that connects and says
+// nothing, or stalls its handshake, is closed quietly). Nothing was requested yet, so a
+// graceful shutdown closes it at once.
+//
+// Lifetime: owned by its loop like any ClientConnection; the hand-over happens in the
+// close callback of its poll handle (libuv allows one poll handle per fd at a time), and
+// the object is deleted there, never inside one of its own callbacks.
+#pragma once
+
+#include <uv.h>
+
+#include <memory>
+
+#include "worker/http/request.h"
+#include "worker/loop/timeout_queue.h"
+#include "worker/loop/worker_loop.h"
+#include "worker/net/client_connection.h"
+#include "worker/net/transport.h"
+
+namespace scalws::worker::tls {
+
+class TlsTransport;
+
+class PendingConnection final : public ClientConnection, private TimeoutEntry {
+ public:
+  enum class Mode { kTlsHandshake, kH2cPreface };
+
+  // kTlsHandshake takes a TlsTransport; kH2cPreface a plain one.
+  PendingConnection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer,
+                    Mode mode);
+  ~PendingConnection() override;
+  PendingConnection(const PendingConnection&) = delete;
+  PendingConnection& operator=(const PendingConnection&) = delete;
+
+  // False when the socket cannot be watched; the caller closes the fd and frees this.
+  bool start();
+  void beginShutdown() override { close(); }
+  void forceClose() override { close(); }
+
+ private:
+  enum class State { kWaiting, kHandingOver, kClosed };
+
+  static void onPollEvent(uv_poll_t* handle, int status, int events);
+  static void onPollClosed(uv_handle_t* handle);
+  void onTimeout() noexcept override;
+
+  void advanceHandshake();
+  void sniffPreface();
+  void watch(int events);
+  void handOver(AppProtocol protocol);
+  void close();
+
+  WorkerLoop& loop_;
+  std::unique_ptr<Transport> transport_;
+  TlsTransport* tls_ = nullptr;  // transport_ as TLS, in kTlsHandshake mode
+  PeerInfo peer_;
+  Mode mode_;
+  State state_ = State::kWaiting;
+  AppProtocol protocol_ = AppProtocol::kHttp1;
+  uv_poll_t poll_{};
+  int poll_events_ = 0;
+  uint64_t deadline_ms_ = 0;  // header_timeout from the accept
+  bool retry_armed_ = false;  // the timer stands for a short re-peek, not the deadline
+};
+
+}  // namespace scalws::worker::tls
