@@ -28,8 +28,6 @@ int64_t floorTo(int64_t ms, int64_t step) {
 
 // Windows longer than this read 1 min rows (fewer rows; the 10 s ones may be pruned).
 constexpr int64_t kTenSecondRowsUpToMs = 3600 * 1000;
-// At most this many minute rollups catch up after the loop was held up.
-constexpr int64_t kMaxMinuteCatchUp = 10;
 
 }  // namespace
 
@@ -39,6 +37,7 @@ MetricsCollector::MetricsCollector(state::StateStore& store, Options options)
       retention_(options.retention),
       prune_every_ms_(options.prune_every_ms) {
   last_boundary_ms_ = floorTo(clock_(), kBucketMs);
+  minutes_done_ms_ = floorTo(clock_(), kMinuteMs) - kMinuteCatchUp * kMinuteMs;
   last_prune_ms_ = std::numeric_limits<int64_t>::min() / 2;  // prune on the first tick
 }
 
@@ -64,13 +63,13 @@ void MetricsCollector::tick() {
   for (auto& [name, m] : instances_) m.sample(now);
   int64_t boundary = floorTo(now, kBucketMs);
   if (boundary > last_boundary_ms_) {
-    int64_t previous = last_boundary_ms_;
     last_boundary_ms_ = boundary;
     rollUp10s(boundary);
-    int64_t first_minute = floorTo(previous, kMinuteMs) + kMinuteMs;
-    first_minute =
-        std::max(first_minute, floorTo(boundary, kMinuteMs) - (kMaxMinuteCatchUp - 1) * kMinuteMs);
-    for (int64_t m = first_minute; m <= boundary; m += kMinuteMs) rollUp1m(m);
+  }
+  int64_t minute = floorTo(now, kMinuteMs);
+  if (minute > minutes_done_ms_) {
+    rollUpMinutes(std::max(minutes_done_ms_, minute - kMinuteCatchUp * kMinuteMs), minute);
+    minutes_done_ms_ = minute;
   }
   if (now - last_prune_ms_ >= prune_every_ms_) {
     last_prune_ms_ = now;
@@ -105,22 +104,33 @@ void MetricsCollector::rollUp10s(int64_t boundary_ms) {
   store_failing_ = false;
 }
 
-void MetricsCollector::rollUp1m(int64_t minute_end_ms) {
+void MetricsCollector::rollUpMinutes(int64_t after_ms, int64_t up_to_ms) {
+  // Every stored instance, not only those with figures here: a minute that ended while
+  // no controller ran, or one an instance stopped in, still gets its 1 min row.
+  Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
+  if (!all.ok()) {
+    LOG_WARN("metrics: cannot list instances: %s", all.status().message().c_str());
+    return;
+  }
   std::vector<MetricsRow> rows;
-  for (const auto& [name, m] : instances_) {
+  for (const state::InstanceRecord& instance : *all) {
     Result<std::vector<MetricsRow>> tens =
-        store_.listMetrics(name, MetricsResolution::k10s, minute_end_ms - kMinuteMs, minute_end_ms);
+        store_.listMetrics(instance.name, MetricsResolution::k10s, after_ms, up_to_ms);
     if (!tens.ok()) {
-      LOG_WARN("metrics: cannot read the 10 s rows of %s: %s", name.c_str(),
+      LOG_WARN("metrics: cannot read the 10 s rows of %s: %s", instance.name.c_str(),
                tens.status().message().c_str());
       continue;
     }
-    if (tens->empty()) continue;
-    MetricsRow minute;
-    minute.instance = name;
-    minute.bucket_ms = minute_end_ms - kMinuteMs;
-    for (const MetricsRow& row : *tens) state::mergeMetrics(minute, row);
-    rows.push_back(std::move(minute));
+    for (const MetricsRow& row : *tens) {  // oldest first: one minute after the other
+      int64_t start = floorTo(row.bucket_ms, kMinuteMs);
+      if (rows.empty() || rows.back().instance != instance.name || rows.back().bucket_ms != start) {
+        MetricsRow minute;
+        minute.instance = instance.name;
+        minute.bucket_ms = start;
+        rows.push_back(std::move(minute));
+      }
+      state::mergeMetrics(rows.back(), row);
+    }
   }
   if (rows.empty()) return;
   Result<int64_t> written = store_.insertMetrics(MetricsResolution::k1m, rows);

@@ -2,10 +2,11 @@
 // in through the supervisors (workerSnapshot, workerExited); the controller's one-second
 // timer calls tick(), which samples every instance and, at each 10 s boundary of the wall
 // clock, writes one metrics_10s row per instance (the increase over those 10 s, gauges at
-// the end), at each minute boundary one metrics_1m row per instance (its 10 s rows of that
-// minute merged with mergeMetrics, read back from the DB so a controller restart mid-minute
-// loses nothing already written), and every prune_every_ms prunes the DB (the store's
-// retention: 10 s rows a day, 1 min rows a month).
+// the end), at each minute boundary one metrics_1m row per stored instance with 10 s rows in
+// that minute (merged with mergeMetrics, read back from the DB so a controller restart
+// mid-minute loses nothing already written; the first tick also rolls up the minutes that
+// ended while no controller ran, up to kMinuteCatchUp), and every prune_every_ms prunes the
+// DB (the store's retention: 10 s rows a day, 1 min rows a month).
 //
 // Reads: recent() (rates "now", from memory), window() (a span back from now: memory for
 // the last minutes, the DB's rows beyond), totals() (monotonic, for Prometheus).
@@ -34,6 +35,7 @@ class MetricsCollector {
   static constexpr int64_t kBucketMs = 10'000;
   static constexpr int64_t kMinuteMs = 60'000;
   static constexpr int64_t kRecentSpanMs = 10'000;  // what "now" measures over
+  static constexpr int64_t kMinuteCatchUp = 10;     // minutes rolled up late at most
 
   struct Options {
     Clock clock;  // empty: the system clock
@@ -72,7 +74,8 @@ class MetricsCollector {
 
  private:
   void rollUp10s(int64_t boundary_ms);
-  void rollUp1m(int64_t minute_end_ms);
+  // 1 min rows for every minute ending in (after_ms, up_to_ms].
+  void rollUpMinutes(int64_t after_ms, int64_t up_to_ms);
   common::Result<MetricsSnapshot> fromRows(const std::string& instance, int64_t from_ms,
                                            int64_t to_ms, bool minutes);
 
@@ -82,6 +85,7 @@ class MetricsCollector {
   int64_t prune_every_ms_;
   std::map<std::string, InstanceMetrics> instances_;
   int64_t last_boundary_ms_ = 0;
+  int64_t minutes_done_ms_ = 0;  // the end of the last minute rolled up
   int64_t last_prune_ms_ = 0;
   bool store_failing_ = false;  // log a failing DB once, not every 10 s
 };

@@ -140,6 +140,21 @@ TEST_F(MetricsCollectorTest, AMinuteSpanningAControllerRestartKeepsBothHalves) {
   EXPECT_EQ(requests(minutes[0]), first_half + second_half);
 }
 
+TEST_F(MetricsCollectorTest, MinutesThatEndedWithoutAControllerAreRolledUpLate) {
+  {
+    MetricsCollector first = collector();
+    for (uint64_t k = 1; k <= 45; ++k) second(first, 10, totals(k));
+  }
+  EXPECT_TRUE(rows(MetricsResolution::k1m).empty());
+  clock_.advance(3 * kMinute);  // nobody ran at the minute's end
+  MetricsCollector next = collector();
+  next.tick();
+  std::vector<MetricsRow> minutes = rows(MetricsResolution::k1m);
+  ASSERT_EQ(minutes.size(), 1u);
+  EXPECT_EQ(minutes[0].bucket_ms, kMinuteStart);
+  EXPECT_EQ(requests(minutes[0]), 40u);  // the four whole 10 s buckets
+}
+
 TEST_F(MetricsCollectorTest, PruneDropsRowsOlderThanTheirRetention) {
   MetricsCollector c = collector();
   std::vector<MetricsRow> old_tens;
