@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <iterator>
 #include <memory>
+#include <vector>
 
 #include "common/log.h"
 #include "controller/instance_config.h"
+#include "controller/metrics_report.h"
 
 namespace scalws::controller {
 
@@ -22,6 +25,8 @@ constexpr const char* kOps[] = {"status",        "cpu.list",         "instance.l
                                 "instance.show", "instance.logs",    "instance.add",
                                 "instance.set",  "instance.remove",  "instance.start",
                                 "instance.stop", "instance.restart", "instance.reload"};
+// Issue 8's reads, registered with the others (a list of their own merges more easily).
+constexpr const char* kMetricsOps[] = {"instance.metrics"};
 constexpr uint32_t kMaxCpus = 4096;
 constexpr int kMaxEvents = 1000;
 
@@ -71,7 +76,9 @@ ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runt
     : store_(store), runtime_(runtime), info_(std::move(info)) {}
 
 void ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
-  for (const char* op : kOps) {
+  std::vector<const char*> ops(std::begin(kOps), std::end(kOps));
+  ops.insert(ops.end(), std::begin(kMetricsOps), std::end(kMetricsOps));
+  for (const char* op : ops) {
     std::string name = op;
     Status registered = endpoint.registerHandler(
         name, [this, name](const ipc::Message& m, std::vector<common::UniqueFd>, ipc::Replier r) {
@@ -87,6 +94,7 @@ void ControlHandlers::handle(const std::string& op, const Json& args, ipc::Repli
   if (op == "instance.list") return instanceList(std::move(replier));
   if (op == "instance.show") return instanceShow(args, std::move(replier));
   if (op == "instance.logs") return instanceLogs(args, std::move(replier));
+  if (op == "instance.metrics") return instanceMetrics(args, std::move(replier));
   if (op == "instance.add") return instanceAdd(args, std::move(replier));
   if (op == "instance.set") return instanceSet(args, std::move(replier));
   if (op == "instance.remove") return instanceRemove(args, std::move(replier));
@@ -120,10 +128,12 @@ void ControlHandlers::status(ipc::Replier replier) {
   Json counts = {{"total", all->size()}, {"running", 0}, {"starting", 0},
                  {"stopping", 0},        {"stopped", 0}, {"failed", 0}};
   size_t processes = 0;
+  Json lines = Json::array();
   for (const state::InstanceRecord& r : *all) {
     std::string s = runtime_.runtimeState(r.name);
     if (counts.contains(s)) counts[s] = counts[s].get<int>() + 1;
     processes += runtime_.processCount(r.name);
+    if (metrics_ != nullptr) lines.push_back(statusLineJson(*metrics_, r.name, s));
   }
   int64_t now = wallMs();
   replier.ok({{"version", info_.version},
@@ -135,7 +145,8 @@ void ControlHandlers::status(ipc::Replier replier) {
               {"host_cpus", store_.allocator().host().toString()},
               {"reserved_cpus", info_.reserved_cpus.toString()},
               {"instances", counts},
-              {"processes", processes}});
+              {"processes", processes},
+              {"instance_metrics", lines}});
 }
 
 void ControlHandlers::cpuList(ipc::Replier replier) {
@@ -199,6 +210,27 @@ void ControlHandlers::instanceLogs(const Json& args, ipc::Replier replier) {
   Json list = Json::array();
   for (const state::EventRecord& e : *events) list.push_back(eventJson(e));
   replier.ok({{"events", list}});
+}
+
+void ControlHandlers::instanceMetrics(const Json& args, ipc::Replier replier) {
+  Result<std::string> name = ipc::stringField(args, "name");
+  if (!name.ok()) return replier.fail(name.status());
+  Result<uint64_t> since = optionalField<uint64_t>(
+      args, "since_ms", static_cast<uint64_t>(kDefaultMetricsSinceMs), &ipc::uintField);
+  if (!since.ok()) return replier.fail(since.status());
+  if (*since < 1000 || *since > static_cast<uint64_t>(kMaxMetricsSinceMs)) {
+    return replier.fail(ipc::errc::kInvalidArgument, "\"since_ms\" must be from 1 s to 31 days");
+  }
+  Result<state::InstanceRecord> record = store_.getInstance(*name);
+  if (!record.ok()) return replier.fail(record.status());
+  if (metrics_ == nullptr) {
+    return replier.fail(ipc::errc::kFailed, "this controller collects no metrics");
+  }
+  Result<Json> out =
+      instanceMetricsJson(*metrics_, *name, runtime_.runtimeState(*name),
+                          runtime_.processCount(*name), static_cast<int64_t>(*since));
+  if (!out.ok()) return replier.fail(out.status());
+  replier.ok(std::move(*out));
 }
 
 // --- writes ------------------------------------------------------------------------------

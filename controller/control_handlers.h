@@ -6,7 +6,8 @@
 // Args and results (JSON objects; times are Unix ms):
 //   status            {} -> {version, pid, state_dir, socket, started_ms, uptime_ms,
 //                     host_cpus, reserved_cpus, instances:{total, running, starting,
-//                     stopping, stopped, failed}, processes}
+//                     stopping, stopped, failed}, processes, instance_metrics:[STATUS
+//                     LINE of metrics_report.h, one per instance]}
 //   cpu.list          {} -> {cpus:[{cpu, in_host, exclusive, shared:[names]}]}
 //   instance.list     {} -> {instances:[SUMMARY]}
 //   instance.show     {name, events?:N (default 10)} -> SUMMARY + {config_path,
@@ -14,6 +15,8 @@
 //                     updated_ms, processes:[{slot, pid, state, cpus, started_ms,
 //                     restarts, attached}], events:[EVENT]}
 //   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
+//   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
+//                     metrics_report.h
 //   instance.add      {name, config, config_path, mode?, cpus?, user?, shared_cpus?}
 //                     -> SUMMARY. mode "multi" (default) or "single"; cpus >= 1
 //                     (default 1); user (default "nobody"; "root" only when named) must
@@ -42,6 +45,8 @@
 
 namespace scalws::controller {
 
+class MetricsCollector;
+
 inline constexpr const char* kDefaultInstanceUser = "nobody";
 
 struct ControllerInfo {
@@ -57,6 +62,9 @@ class ControlHandlers {
  public:
   ControlHandlers(state::StateStore& store, InstanceRuntime& runtime, ControllerInfo info);
 
+  // Where instance.metrics and the status lines read from (null: they report nothing).
+  void setMetrics(MetricsCollector* metrics) { metrics_ = metrics; }
+
   // Registers a handler for every op above on a scalwsctl connection.
   void registerOn(ipc::Endpoint& endpoint);
 
@@ -69,6 +77,7 @@ class ControlHandlers {
   void instanceList(ipc::Replier replier);
   void instanceShow(const ipc::Json& args, ipc::Replier replier);
   void instanceLogs(const ipc::Json& args, ipc::Replier replier);
+  void instanceMetrics(const ipc::Json& args, ipc::Replier replier);
   void instanceAdd(const ipc::Json& args, ipc::Replier replier);
   void instanceSet(const ipc::Json& args, ipc::Replier replier);
   void instanceRemove(const ipc::Json& args, ipc::Replier replier);
@@ -84,6 +93,7 @@ class ControlHandlers {
   state::StateStore& store_;
   InstanceRuntime& runtime_;
   ControllerInfo info_;
+  MetricsCollector* metrics_ = nullptr;
 };
 
 ipc::Json eventJson(const state::EventRecord& event);

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "controller/cpu/host_cpus.h"
 #include "controller/deferred_call.h"
+#include "controller/metrics_prometheus.h"
 
 #ifndef SCALWS_VERSION
 #define SCALWS_VERSION "0.0.0"
@@ -108,6 +109,7 @@ Controller::~Controller() {
   supervisors_.clear();
   removed_.clear();
   server_.reset();
+  metrics_http_.reset();
   uv_run(&loop_, UV_RUN_NOWAIT);  // close callbacks of what was just destroyed
   if (uv_loop_close(&loop_) != 0) LOG_WARN("event loop closed with handles still open");
 }
@@ -126,7 +128,9 @@ Status Controller::startUp() {
   info.socket_path = options_.socket_path;
   info.started_ms = wallMs();
   info.reserved_cpus = reserved_;
+  SCALWS_RETURN_IF_ERROR(startMetrics());
   handlers_ = std::make_unique<ControlHandlers>(store_, *this, info);
+  handlers_->setMetrics(metrics_.get());
   Result<std::unique_ptr<ControlServer>> server =
       ControlServer::open(&loop_, options_.socket_path, *handlers_);
   if (!server.ok()) return server.status();
@@ -154,6 +158,7 @@ InstanceSupervisor& Controller::supervisorFor(const state::InstanceRecord& recor
   env.store = &store_;
   env.scalwsd = scalwsd_;
   env.limits = options_.restart;
+  env.metrics = metrics_.get();
   auto sup = std::make_unique<InstanceSupervisor>(std::move(env), record);
   InstanceSupervisor& ref = *sup;
   supervisors_[record.name] = std::move(sup);
@@ -224,6 +229,33 @@ void Controller::notifyStatus() {
                 std::to_string(running) + " running");
 }
 
+// --- metrics -----------------------------------------------------------------------------
+
+Status Controller::startMetrics() {
+  metrics_ = std::make_unique<MetricsCollector>(store_, MetricsCollector::Options());
+  metrics_timer_ = new uv_timer_t;
+  uv_timer_init(&loop_, metrics_timer_);
+  metrics_timer_->data = this;
+  uv_timer_start(
+      metrics_timer_, [](uv_timer_t* t) { static_cast<Controller*>(t->data)->metrics_->tick(); },
+      1000, 1000);
+  if (options_.metrics_listen.empty()) return common::okStatus();
+  Result<std::unique_ptr<MetricsHttpServer>> http = MetricsHttpServer::open(
+      &loop_, options_.metrics_listen, [this] { return renderPrometheusText(); });
+  if (!http.ok()) return http.status();
+  metrics_http_ = std::move(http).value();
+  LOG_INFO("Prometheus metrics at http://%s/metrics", options_.metrics_listen.c_str());
+  return common::okStatus();
+}
+
+std::string Controller::renderPrometheusText() const {
+  std::vector<PrometheusInstance> list;
+  for (auto& [name, total] : metrics_->totals()) {
+    list.push_back({name, total, metrics_->liveWorkers(name)});
+  }
+  return renderPrometheus(list);
+}
+
 // --- shutdown ----------------------------------------------------------------------------
 
 void Controller::onSignal(uv_signal_t* handle, int signum) {
@@ -277,6 +309,12 @@ void Controller::finishShutdown() {
     uv_close(reinterpret_cast<uv_handle_t*>(&s), nullptr);
   }
   if (server_) server_->close();
+  if (metrics_http_) metrics_http_->close();
+  if (metrics_timer_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(metrics_timer_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    metrics_timer_ = nullptr;
+  }
   // Whatever still runs was left on purpose (leave) or is being killed: let go of it.
   for (auto& [name, sup] : supervisors_) sup->leave();
   supervisors_.clear();
@@ -352,6 +390,7 @@ void Controller::remove(const std::string& name, Commit commit, Done done) {
       supervisors_.erase(it);
       deferCall(&loop_, [this, name] { removed_.erase(name); });
     }
+    if (metrics_) metrics_->forget(name);
     LOG_INFO("instance %s removed", name.c_str());
     done(common::okStatus());
   });

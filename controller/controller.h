@@ -11,6 +11,9 @@
 //   5. converge: instances whose desired state is running and that are not are started,
 //      those desired stopped that still have workers are stopped;
 //   6. READY=1 to systemd.
+// Metrics (issue 8): a MetricsCollector gets every worker's figures through the
+// supervisors; a one-second timer drives its rollups into the DB; --metrics-listen adds
+// the Prometheus endpoint on this same loop.
 // Shutdown: see systemd_integration.h for which signal stops the instances and which
 // leaves them serving for the next controller. A second signal during a graceful stop
 // leaves at once (the workers already asked to stop finish on their own).
@@ -28,6 +31,8 @@
 #include "controller/controller_options.h"
 #include "controller/instance_runtime.h"
 #include "controller/instance_supervisor.h"
+#include "controller/metrics_collector.h"
+#include "controller/metrics_http_server.h"
 #include "controller/state/state_lock.h"
 #include "controller/state/state_store.h"
 #include "controller/systemd_integration.h"
@@ -68,6 +73,8 @@ class Controller final : public InstanceRuntime {
   InstanceSupervisor* find(const std::string& name) const;
   InstanceSupervisor& supervisorFor(const state::InstanceRecord& record);
   void notifyStatus();
+  common::Status startMetrics();
+  std::string renderPrometheusText() const;
 
   ControllerOptions options_;
   state::StateLock lock_;
@@ -78,6 +85,9 @@ class Controller final : public InstanceRuntime {
   uv_signal_t signals_[4]{};
   std::unique_ptr<ControlHandlers> handlers_;
   std::unique_ptr<ControlServer> server_;
+  std::unique_ptr<MetricsCollector> metrics_;
+  std::unique_ptr<MetricsHttpServer> metrics_http_;
+  uv_timer_t* metrics_timer_ = nullptr;  // freed by its close callback
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> supervisors_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> removed_;  // freed next turn
   size_t start_pending_ = 0;  // supervisors still re-attaching or converging

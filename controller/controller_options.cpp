@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "common/config/listen_address.h"
 #include "common/cpu_set.h"
 
 namespace scalws::controller {
@@ -9,6 +10,7 @@ namespace scalws::controller {
 const char* const kControllerUsage =
     "usage: scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]\n"
     "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
+    "                         [--metrics-listen ADDR]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
     "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
     "  --reserve-cpus LIST   CPUs never given to instances, e.g. 0 or 0,2-3\n"
@@ -16,6 +18,8 @@ const char* const kControllerUsage =
     "  --crash-limit N       unexpected worker exits within the window that mark an\n"
     "                        instance failed (default 10)\n"
     "  --crash-window SECS   that window (default 600)\n"
+    "  --metrics-listen ADDR serve Prometheus metrics at http://ADDR/metrics, e.g.\n"
+    "                        127.0.0.1:9145 (default: off)\n"
     "Signals: SIGINT stops the instances gracefully, then the controller; SIGTERM does too,\n"
     "except under a systemd restart job (then the instances keep serving for the next\n"
     "controller); SIGUSR2 exits and leaves the instances serving.\n";
@@ -60,6 +64,13 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
         return common::invalidArgument("--reserve-cpus: " + parsed.status().message());
     } else if (arg == "--scalwsd") {
       SCALWS_RETURN_IF_ERROR(value(o.scalwsd));
+    } else if (arg == "--metrics-listen") {
+      SCALWS_RETURN_IF_ERROR(value(o.metrics_listen));
+      common::Result<common::config::ListenAddress> parsed =
+          common::config::parseListenAddress(o.metrics_listen);
+      if (!parsed.ok()) {
+        return common::invalidArgument("--metrics-listen: " + parsed.status().message());
+      }
     } else if (arg == "--crash-limit" || arg == "--crash-window") {
       std::string text;
       SCALWS_RETURN_IF_ERROR(value(text));

@@ -2,10 +2,13 @@
 //
 //   scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]
 //                     [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]
+//                     [--metrics-listen ADDR]
 //
 // --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
 // settings tune the crash-loop detection (restart_policy.h): N unexpected worker exits of
-// one instance within the window mark it failed. Parsing is pure; main.cpp runs it.
+// one instance within the window mark it failed. --metrics-listen (off by default) serves
+// the Prometheus text at http://ADDR/metrics (metrics_http_server.h). Parsing is pure; main.cpp
+// runs it.
 #pragma once
 
 #include <string>
@@ -22,8 +25,9 @@ inline constexpr const char* kDefaultSocketPath = "/run/scalws/control.sock";
 struct ControllerOptions {
   std::string state_dir = kDefaultStateDir;
   std::string socket_path = kDefaultSocketPath;
-  std::string reserve_cpus;  // cpulist; "" = none
-  std::string scalwsd;       // "" = next to this executable
+  std::string reserve_cpus;    // cpulist; "" = none
+  std::string scalwsd;         // "" = next to this executable
+  std::string metrics_listen;  // "" = no Prometheus endpoint
   RestartLimits restart;
   bool help = false;
   bool version = false;

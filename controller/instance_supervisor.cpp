@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "controller/deferred_call.h"
 #include "controller/instance_config.h"
+#include "controller/metrics_collector.h"
 
 namespace scalws::controller {
 
@@ -240,7 +241,14 @@ WorkerProcess::Callbacks InstanceSupervisor::callbacks() {
     Status stored = env_.store->recordWorker(row);
     if (!stored.ok()) LOG_WARN("cannot record worker %d: %s", w.pid(), stored.message().c_str());
   };
-  cb.on_exit = [this](WorkerProcess& w, const std::string& how) { onWorkerExit(w, how); };
+  cb.on_exit = [this](WorkerProcess& w, const std::string& how) {
+    if (env_.metrics != nullptr) env_.metrics->workerExited(record_.name, w.pid());
+    onWorkerExit(w, how);
+  };
+  cb.on_metrics = [this](WorkerProcess& w, const common::metrics::MetricsSnapshot& s) {
+    if (env_.metrics != nullptr)
+      env_.metrics->workerSnapshot(record_.name, w.pid(), w.isChild(), s);
+  };
   return cb;
 }
 

@@ -44,6 +44,8 @@
 
 namespace scalws::controller {
 
+class MetricsCollector;
+
 // After a worker's graceful stop was asked: the instance's shutdown_timeout plus this.
 inline constexpr uint64_t kKillGraceMs = 5'000;
 
@@ -58,6 +60,7 @@ class InstanceSupervisor {
     state::StateStore* store = nullptr;
     std::string scalwsd;
     RestartLimits limits;
+    MetricsCollector* metrics = nullptr;  // gets the workers' figures; may be null
   };
 
   InstanceSupervisor(Env env, state::InstanceRecord record);

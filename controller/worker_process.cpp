@@ -152,6 +152,7 @@ void WorkerProcess::registerSpawnHandlers() {
   ok = endpoint_->registerHandler("ready", [this](const ipc::Message& m, std::vector<UniqueFd>,
                                                   ipc::Replier r) { onReady(m, std::move(r)); });
   (void)ok;  // both are worker -> controller ops in the table
+  registerMetricsHandler();
   // A channel that closes before ready is followed by the exit, which says more.
   endpoint_->onClose([](const Status&) {});
 }
@@ -294,6 +295,7 @@ void WorkerProcess::registerAttachHandlers() {
         onAttachHello(m, std::move(r));
       });
   (void)ok;
+  registerMetricsHandler();
   endpoint_->onClose([this](const Status& why) {
     if (state_ == State::kAttaching) {
       reportReady(Status(StatusCode::kUnavailable, "the worker closed the attach channel" +
@@ -378,6 +380,33 @@ void WorkerProcess::onAttachHello(const ipc::Message& request, ipc::Replier repl
 }
 
 // --- both --------------------------------------------------------------------------------
+
+void WorkerProcess::registerMetricsHandler() {
+  Status ok = endpoint_->registerHandler(
+      "metrics",
+      [this](const ipc::Message& m, std::vector<UniqueFd>, ipc::Replier) { onMetrics(m); });
+  (void)ok;  // a worker -> controller notification in the table
+}
+
+// args: {pid, slot, metrics: MetricsSnapshot as common/metrics toJson writes it}.
+void WorkerProcess::onMetrics(const ipc::Message& notification) {
+  // Before ready (or an attach hello) the worker is not yet known to be this one.
+  if (state_ != State::kReady && state_ != State::kStopping) return;
+  auto it = notification.args.find("metrics");
+  Result<common::metrics::MetricsSnapshot> s =
+      it == notification.args.end() ? Result<common::metrics::MetricsSnapshot>(
+                                          common::invalidArgument("metrics: no \"metrics\""))
+                                    : common::metrics::metricsFromJson(*it);
+  if (!s.ok()) {
+    if (!bad_metrics_logged_) {
+      LOG_WARN("instance %s: worker pid %d sent bad metrics (dropped): %s",
+               launch_.instance.c_str(), static_cast<int>(pid_), s.status().message().c_str());
+    }
+    bad_metrics_logged_ = true;
+    return;
+  }
+  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, *s);
+}
 
 void WorkerProcess::stop(uint64_t kill_after_ms) {
   if (state_ == State::kExited) return;

@@ -24,6 +24,7 @@
 
 #include "common/config/site_config.h"
 #include "common/cpu_set.h"
+#include "common/metrics/metrics_snapshot.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "controller/instance_listeners.h"
@@ -71,6 +72,9 @@ class WorkerProcess {
     // Spawned workers only: the hello arrived, attachAddress() is known.
     std::function<void(WorkerProcess&)> on_hello;
     std::function<void(WorkerProcess&, const std::string& how)> on_exit;
+    // A ready (or stopping) worker's periodic `metrics` notification: monotonic totals
+    // since it started (issue 8). Malformed ones are dropped here.
+    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&)> on_metrics;
   };
 
   // Starts a worker. `listeners` are the fds to hand over (copies; the worker gets them).
@@ -120,6 +124,8 @@ class WorkerProcess {
   void armTimer(uint64_t ms, void (*fire)(WorkerProcess&));
   void registerSpawnHandlers();
   void registerAttachHandlers();
+  void registerMetricsHandler();
+  void onMetrics(const ipc::Message& notification);
   void onSpawnHello(const ipc::Message& request, ipc::Replier replier);
   void sendConfig();
   void sendListeners();
@@ -139,6 +145,7 @@ class WorkerProcess {
   bool is_child_ = false;
   bool ready_reported_ = false;
   bool exit_reported_ = false;
+  bool bad_metrics_logged_ = false;
   uint32_t slot_ = 0;
   int64_t started_wall_ms_ = 0;
   uint64_t started_mono_ms_ = 0;

@@ -15,12 +15,20 @@ const char* const kCtlUsage =
     "  instance list                        every instance\n"
     "  instance show NAME [--events N]      one instance: config, CPUs, processes, events\n"
     "  instance logs NAME [--limit N]       its recent events\n"
+    "  instance metrics NAME [--since 5m|1h|24h|7d]\n"
+    "                                       requests/s, error rates, latency p50/p90/p99,\n"
+    "                                       bytes, connections, cache, PHP waits, CPU, RSS:\n"
+    "                                       now (last ~10 s) and over the window (default\n"
+    "                                       5m). Latency percentiles are the upper bounds of\n"
+    "                                       the histogram's half-octave buckets (x1.41 apart)\n"
     "  instance add NAME --config FILE [--mode multi|single] [--cpus N] [--user USER]\n"
     "                    [--shared-cpus]    store a new instance (stopped)\n"
     "  instance set NAME --config FILE      replace its config (applied on reload)\n"
     "  instance remove NAME                 stop it and delete it\n"
     "  instance start|stop|restart|reload NAME\n"
     "The socket: --socket, else $SCALWS_SOCKET, else /run/scalws/control.sock.\n"
+    "  status                               also one line per instance: state, req/s, p99,\n"
+    "                                       error rates, over the last ~10 s\n"
     "Exit codes: 0 done, 1 the operation failed or was refused, 2 usage error.\n";
 
 std::chrono::milliseconds CtlCommand::timeout() const {
@@ -58,6 +66,7 @@ const std::map<std::string, Spec>& commands() {
       {"instance list", {"instance.list", false, false, {}}},
       {"instance show", {"instance.show", true, false, {"--events"}}},
       {"instance logs", {"instance.logs", true, false, {"--limit"}}},
+      {"instance metrics", {"instance.metrics", true, false, {"--since"}}},
       {"instance add",
        {"instance.add", true, true, {"--config", "--mode", "--cpus", "--user", "--shared-cpus"}}},
       {"instance set", {"instance.set", true, true, {"--config"}}},
@@ -75,6 +84,38 @@ bool takesValue(const std::string& option) {
 }
 
 }  // namespace
+
+Result<int64_t> parseSince(const std::string& text) {
+  constexpr int64_t kMin = 10'000;
+  constexpr int64_t kMax = 31LL * 24 * 3600 * 1000;
+  auto bad = [&] {
+    return usage("--since needs a duration from 10s to 31d (e.g. 5m, 1h, 24h, 7d), not '" + text +
+                 "'");
+  };
+  if (text.size() < 2) return bad();
+  int64_t unit = 0;
+  switch (text.back()) {
+    case 's':
+      unit = 1000;
+      break;
+    case 'm':
+      unit = 60'000;
+      break;
+    case 'h':
+      unit = 3'600'000;
+      break;
+    case 'd':
+      unit = 86'400'000;
+      break;
+    default:
+      return bad();
+  }
+  uint64_t n = 0;
+  if (!parseCount(text.substr(0, text.size() - 1), 1'000'000, n)) return bad();
+  int64_t ms = static_cast<int64_t>(n) * unit;
+  if (ms < kMin || ms > kMax) return bad();
+  return ms;
+}
 
 Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char* env_socket) {
   CtlCommand cmd;
@@ -182,6 +223,11 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   }
   if (const std::string* user = get("--user")) cmd.args["user"] = *user;
   if (get("--shared-cpus") != nullptr) cmd.args["shared_cpus"] = true;
+  if (const std::string* since = get("--since")) {
+    Result<int64_t> ms = parseSince(*since);
+    if (!ms.ok()) return ms.status();
+    cmd.args["since_ms"] = *ms;
+  }
   for (const char* name : {"--events", "--limit"}) {
     if (const std::string* value = get(name)) {
       uint64_t n = 0;

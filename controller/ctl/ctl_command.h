@@ -6,6 +6,7 @@
 //     instance list
 //     instance show NAME [--events N]
 //     instance logs NAME [--limit N]
+//     instance metrics NAME [--since DURATION]   (5m, 1h, 24h, 7d, ...; default 5m)
 //     instance add NAME --config FILE [--mode multi|single] [--cpus N] [--user USER]
 //                                     [--shared-cpus]
 //     instance set NAME --config FILE
@@ -48,5 +49,8 @@ common::Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args,
                                         const char* env_socket);
 
 extern const char* const kCtlUsage;
+
+// "90s", "5m", "1h", "24h", "7d" -> ms; from 10 s to 31 days. Usage errors otherwise.
+common::Result<int64_t> parseSince(const std::string& text);
 
 }  // namespace scalws::ctl

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "controller/ctl/ctl_metrics_output.h"
+
 namespace scalws::ctl {
 
 using ipc::Json;
@@ -62,6 +64,8 @@ std::string renderStatus(const Json& r) {
                             std::to_string(num(c, "stopped")) + " stopped, " +
                             std::to_string(num(c, "failed")) + " failed");
   out += line("processes", std::to_string(num(r, "processes")));
+  std::string lines = renderStatusLines(r.value("instance_metrics", Json::array()));
+  if (!lines.empty()) out += "\n" + lines;
   return out;
 }
 
@@ -182,13 +186,24 @@ std::string renderShow(const Json& r) {
 
 }  // namespace
 
+namespace {
+
+// Columns as a terminal shows them: UTF-8 continuation bytes take no column ("µs").
+size_t displayWidth(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
 std::string renderTable(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(header.size(), 0);
-  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (size_t i = 0; i < header.size(); ++i) width[i] = displayWidth(header[i]);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      width[i] = std::max(width[i], row[i].size());
+      width[i] = std::max(width[i], displayWidth(row[i]));
     }
   }
   auto render = [&](const std::vector<std::string>& cells) {
@@ -196,7 +211,7 @@ std::string renderTable(const std::vector<std::string>& header,
     for (size_t i = 0; i < width.size(); ++i) {
       std::string cell = i < cells.size() ? cells[i] : "";
       out += cell;
-      if (i + 1 < width.size()) out += std::string(width[i] - cell.size() + 2, ' ');
+      if (i + 1 < width.size()) out += std::string(width[i] - displayWidth(cell) + 2, ' ');
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
@@ -234,6 +249,7 @@ std::string renderResult(const std::string& op, const Json& result) {
     const Json& events = result.value("events", Json::array());
     return events.empty() ? "no events\n" : eventsTable(events);
   }
+  if (op == "instance.metrics") return renderInstanceMetrics(result);
   if (op == "instance.remove") return "removed\n";
   if (result.contains("name")) return instanceLine(result);
   return "done\n";

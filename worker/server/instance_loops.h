@@ -4,6 +4,10 @@
 // a uv loop each. CPU placement is the controller's (the process affinity it set before
 // exec): once sandboxed, the worker may not change its own affinity.
 //
+// Metrics (issue 8): loop i counts into slot i of `metrics_area` (a private area of this
+// process, summed by the metrics sender and the status page); loop 0 also refreshes the
+// process's CPU/RSS from `process`. Both may be null (loops then count privately).
+//
 // Threading: construct, start, broadcastSnapshot, shutdown and join on the main thread.
 // `on_drained` fires on the main thread once every loop finished its graceful stop; the
 // caller then closes its own handles on the main uv loop, and join() after uv_run returns.
@@ -26,7 +30,8 @@ class InstanceLoops {
  public:
   // listeners_per_loop.size() loops (at least 1); the fds stay owned by the caller.
   InstanceLoops(uv_loop_t* main, std::shared_ptr<const ConfigSnapshot> snapshot,
-                std::vector<std::vector<ListenerSocket>> listeners_per_loop);
+                std::vector<std::vector<ListenerSocket>> listeners_per_loop,
+                MetricsArea* metrics_area = nullptr, const ProcessStats* process = nullptr);
   ~InstanceLoops();
   InstanceLoops(const InstanceLoops&) = delete;
   InstanceLoops& operator=(const InstanceLoops&) = delete;
@@ -46,6 +51,8 @@ class InstanceLoops {
   uv_loop_t* main_;
   std::shared_ptr<const ConfigSnapshot> snapshot_;
   std::vector<std::vector<ListenerSocket>> listeners_per_loop_;
+  MetricsArea* metrics_area_;
+  const ProcessStats* process_;
   std::vector<std::unique_ptr<uv_loop_t>> thread_uvs_;
   std::vector<std::unique_ptr<WorkerLoop>> loops_;
   std::vector<std::thread> threads_;

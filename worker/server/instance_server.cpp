@@ -6,12 +6,17 @@
 #include <memory>
 
 #include "common/log.h"
+#include "worker/metrics/metrics_area.h"
+#include "worker/metrics/process_stats.h"
 #include "worker/server/instance_loops.h"
 #include "worker/server/instance_session.h"
 #include "worker/server/worker_sandbox.h"
 
 namespace scalws::worker {
 namespace {
+
+// How often a worker tells the controller its figures (issue 8: every second).
+constexpr uint64_t kMetricsIntervalMs = 1000;
 
 class InstanceServer final : public InstanceHost {
  public:
@@ -22,6 +27,7 @@ class InstanceServer final : public InstanceHost {
   }
   ~InstanceServer() override {
     loops_.reset();
+    delete metrics_area_;
     session_.reset();
     uv_run(&uv_, UV_RUN_NOWAIT);  // close callbacks of what the session still held
     uv_loop_close(&uv_);
@@ -63,14 +69,22 @@ class InstanceServer final : public InstanceHost {
       }
       per_loop[l.loop].push_back(ListenerSocket{l.fd.get(), l.port, l.tls, index});
     }
+    // Metrics: a private area (one slot per loop) summed once a second by the sender, and
+    // /proc/self/statm opened while /proc is still visible (Landlock hides it).
+    common::Result<MetricsArea*> area = MetricsArea::create(plan.settings.loops);
+    if (!area.ok()) return area.status();
+    metrics_area_ = *area;
+    process_stats_ = std::make_unique<ProcessStats>();
     // Before any loop thread exists: credentials and Landlock bind this thread and what it
     // starts afterwards. No config path: the worker never reads its config from disk.
     common::Result<sandbox::SandboxReport> report = enterSandbox(*plan.snapshot, "");
     if (!report.ok()) {
       return common::Status(report.status().code(), "sandbox: " + report.status().message());
     }
-    loops_ = std::make_unique<InstanceLoops>(&uv_, plan.snapshot, std::move(per_loop));
+    loops_ = std::make_unique<InstanceLoops>(&uv_, plan.snapshot, std::move(per_loop),
+                                             metrics_area_, process_stats_.get());
     loops_->start([this] { closeHandles(); });
+    startMetricsTimer();
     LOG_INFO("instance %s: serving, slot %u, %zu loop(s)", plan.settings.instance.c_str(),
              plan.settings.slot, loops_->size());
     return report->toJson();
@@ -108,9 +122,34 @@ class InstanceServer final : public InstanceHost {
     self->session_->requestStop();
   }
 
+  // The sender: reads the loops' counters (relaxed loads from this thread, nothing on the
+  // request path waits for it) and the process's CPU/RSS, and notifies the controller.
+  void startMetricsTimer() {
+    uv_timer_init(&uv_, &metrics_timer_);
+    metrics_timer_.data = this;
+    metrics_timer_started_ = true;
+    uv_timer_start(
+        &metrics_timer_,
+        [](uv_timer_t* t) { static_cast<InstanceServer*>(t->data)->sendMetrics(); },
+        kMetricsIntervalMs, kMetricsIntervalMs);
+  }
+
+  void sendMetrics() {
+    if (metrics_area_ == nullptr) return;
+    common::metrics::MetricsSnapshot s = metrics_area_->total();
+    s.cpu_us = process_stats_->cpuMicros();
+    s.rss_bytes = process_stats_->rssBytes();
+    session_->sendMetrics(s);
+  }
+
   void closeHandles() {
     if (closed_) return;
     closed_ = true;
+    // The loops drained: the last figures, so a graceful stop loses no request's count.
+    sendMetrics();
+    if (metrics_timer_started_) {
+      uv_close(reinterpret_cast<uv_handle_t*>(&metrics_timer_), nullptr);
+    }
     session_->close();
     for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_}) {
       uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
@@ -123,6 +162,10 @@ class InstanceServer final : public InstanceHost {
   uv_signal_t sighup_{};
   std::unique_ptr<InstanceSession> session_;
   std::unique_ptr<InstanceLoops> loops_;
+  MetricsArea* metrics_area_ = nullptr;  // owned; outlives the loops that write it
+  std::unique_ptr<ProcessStats> process_stats_;
+  uv_timer_t metrics_timer_{};
+  bool metrics_timer_started_ = false;
   int exit_code_ = 0;
   bool closed_ = false;
 };

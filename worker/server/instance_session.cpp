@@ -142,6 +142,17 @@ Status InstanceSession::start() {
   return openChannel(std::move(endpoint_fd_), false);
 }
 
+bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s) {
+  // Two snapshots' worth queued: the controller is not reading; the next one says it all.
+  constexpr size_t kMaxQueued = 8 * 1024;
+  if (state_ != State::kServing && state_ != State::kStopping) return false;
+  if (!channelOpen() || endpoint_->queuedBytes() > kMaxQueued) return false;
+  Json args = {{"pid", static_cast<int64_t>(::getpid())},
+               {"slot", plan_.settings.slot},
+               {"metrics", common::metrics::toJson(s)}};
+  return endpoint_->notify("metrics", std::move(args)).ok();
+}
+
 void InstanceSession::close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;

@@ -15,6 +15,9 @@
 //                         when invalid or the listen addresses differ
 //   ctl    -> stop       {}: acknowledged at once, then a graceful stop; the process exits
 //                         0 when the last connection is done (shutdown_timeout at most)
+//   worker -> metrics    {pid, slot, metrics: MetricsSnapshot (common/metrics toJson)}: a
+//                         notification, about once a second while serving or stopping,
+//                         and once more when the loops drained (sendMetrics)
 //
 // The controller may die, the site may not: when the channel closes after the worker
 // serves, it keeps serving and waits on its attach socket (an abstract Unix socket the
@@ -41,6 +44,7 @@
 #include <vector>
 
 #include "common/cpu_set.h"
+#include "common/metrics/metrics_snapshot.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "ipc/endpoint.h"
@@ -127,6 +131,10 @@ class InstanceSession {
   void close();
   // A graceful stop asked for by a signal rather than the controller (same as `stop`).
   void requestStop();
+  // Sends a `metrics` notification when serving or stopping with a channel open, and the
+  // controller reads what it was sent before (the figures are totals: skipping one loses
+  // nothing). False when nothing was sent.
+  bool sendMetrics(const common::metrics::MetricsSnapshot& s);
 
   State state() const { return state_; }
   bool channelOpen() const { return endpoint_ != nullptr && endpoint_->isOpen(); }

@@ -44,6 +44,19 @@ TEST(ControllerOptionsTest, UsageErrors) {
   }
 }
 
+TEST(ControllerOptionsTest, MetricsListenIsOffByDefaultAndALiteralAddress) {
+  EXPECT_EQ(parseControllerArgs({})->metrics_listen, "");
+  EXPECT_EQ(parseControllerArgs({"--metrics-listen", "127.0.0.1:9145"})->metrics_listen,
+            "127.0.0.1:9145");
+  EXPECT_EQ(parseControllerArgs({"--metrics-listen", "[::1]:9145"})->metrics_listen, "[::1]:9145");
+  for (const char* bad : {"localhost:9145", "127.0.0.1", "127.0.0.1:0", ""}) {
+    EXPECT_EQ(parseControllerArgs({"--metrics-listen", bad}).status().code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_NE(std::string(kControllerUsage).find("--metrics-listen ADDR"), std::string::npos);
+}
+
 TEST(ControllerOptionsTest, HelpAndVersion) {
   EXPECT_TRUE(parseControllerArgs({"--help"})->help);
   EXPECT_TRUE(parseControllerArgs({"--version"})->version);

@@ -29,6 +29,7 @@ PoolConnection* PoolState::open(int& err) {
               strerror(err));
     return nullptr;
   }
+  if (counters_ != nullptr) counters_->php_connects.add();
   ++open_;
   return c;
 }
@@ -40,6 +41,7 @@ void PoolState::close(PoolConnection& c) {
 
 PoolState::Acquire PoolState::acquire(PoolWaiter& waiter, PoolConnection*& out, int& err) {
   if (PoolConnection* idle = popIdle()) {
+    if (counters_ != nullptr) counters_->php_reuses.add();
     out = idle;
     return Acquire::kGot;
   }
@@ -49,6 +51,8 @@ PoolState::Acquire PoolState::acquire(PoolWaiter& waiter, PoolConnection*& out, 
   }
   if (queued_count_ >= spec_.queue_limit) return Acquire::kQueueFull;
   waiter.queued_ = true;
+  waiter.queued_at_ns_ = uv_hrtime();
+  if (counters_ != nullptr) counters_->php_waits.add();
   waiter.waiter_next_ = nullptr;
   waiter.waiter_prev_ = wait_tail_;
   if (wait_tail_ != nullptr) {
@@ -76,6 +80,8 @@ void PoolState::cancel(PoolWaiter& w) {
   w.waiter_next_ = w.waiter_prev_ = nullptr;
   w.queued_ = false;
   --queued_count_;
+  // Served, timed out or gone: the wait is over either way.
+  if (counters_ != nullptr) counters_->php_wait_us.add((uv_hrtime() - w.queued_at_ns_) / 1000);
 }
 
 PoolWaiter* PoolState::popWaiter() {
@@ -93,6 +99,7 @@ void PoolState::release(PoolConnection& c, bool reusable) {
     return;
   }
   if (PoolWaiter* w = popWaiter()) {
+    if (counters_ != nullptr) counters_->php_reuses.add();
     w->onPoolConnection(c);
     return;
   }

@@ -8,7 +8,8 @@
 // opens its own connection and it is closed afterwards.
 //
 // Loop thread only. Lives as long as the loop's LoopPools; connections it opened are
-// counted until they are closed.
+// counted until they are closed. With `counters` (the loop's, issue 8) it counts pool
+// connects, reuses, and queue waits with the time each spent queued.
 #pragma once
 
 #include <uv.h>
@@ -18,6 +19,7 @@
 
 #include "worker/handlers/fastcgi/pool_connection.h"
 #include "worker/handlers/fastcgi/pool_spec.h"
+#include "worker/metrics/loop_counters.h"
 
 namespace scalws::worker::fastcgi {
 
@@ -35,12 +37,14 @@ class PoolWaiter {
   friend class PoolState;
   PoolWaiter* waiter_next_ = nullptr;
   PoolWaiter* waiter_prev_ = nullptr;
+  uint64_t queued_at_ns_ = 0;
   bool queued_ = false;
 };
 
 class PoolState {
  public:
-  PoolState(uv_loop_t* uv, const PoolSpec& spec) : uv_(uv), spec_(spec) {}
+  PoolState(uv_loop_t* uv, const PoolSpec& spec, LoopCounters* counters = nullptr)
+      : uv_(uv), spec_(spec), counters_(counters) {}
   ~PoolState();
   PoolState(const PoolState&) = delete;
   PoolState& operator=(const PoolState&) = delete;
@@ -85,6 +89,7 @@ class PoolState {
 
   uv_loop_t* uv_;
   PoolSpec spec_;
+  LoopCounters* counters_;
   bool retired_ = false;
   uint32_t open_ = 0;
   PoolConnection* idle_head_ = nullptr;  // most recently used first

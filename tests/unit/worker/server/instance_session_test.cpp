@@ -207,6 +207,30 @@ TEST_F(InstanceSessionTest, HandshakeEndsServingAndReady) {
   EXPECT_TRUE(host_.failures.empty());
 }
 
+TEST_F(InstanceSessionTest, MetricsGoOutOnlyWhileServingAsANotification) {
+  std::vector<Json> received;
+  ASSERT_TRUE(controller_->endpoint
+                  ->registerHandler("metrics", [&](const ipc::Message& m, std::vector<UniqueFd>,
+                                                   ipc::Replier) { received.push_back(m.args); })
+                  .ok());
+  common::metrics::MetricsSnapshot s;
+  s.requests_by_class[1] = 7;
+  s.latency[3] = 7;
+  s.rss_bytes = 4096;
+  EXPECT_FALSE(session_->sendMetrics(s));  // not serving yet
+  serve();
+  ASSERT_TRUE(session_->sendMetrics(s));
+  ASSERT_TRUE(loop_.runUntil([&] { return !received.empty(); }));
+  EXPECT_EQ(received[0]["pid"], ::getpid());
+  EXPECT_EQ(received[0]["slot"], 0);
+  Result<common::metrics::MetricsSnapshot> back =
+      common::metrics::metricsFromJson(received[0]["metrics"]);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, s);
+  session_->close();
+  EXPECT_FALSE(session_->sendMetrics(s));
+}
+
 TEST_F(InstanceSessionTest, OutOfOrderAndBadMessagesAreRefused) {
   ASSERT_TRUE(session_->start().ok());
   ASSERT_TRUE(

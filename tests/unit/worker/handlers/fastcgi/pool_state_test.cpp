@@ -181,6 +181,38 @@ TEST_F(PoolStateTest, IdleConnectionClosedByThePoolIsDropped) {
   EXPECT_EQ(pool.openCount(), 0u);
 }
 
+TEST_F(PoolStateTest, CountsConnectsReusesAndQueueWaits) {
+  LoopCounters counters;
+  PoolState pool(&uv_, spec(true, 1, 4, path_), &counters);
+  Waiter w1, w2, w3;
+  User user;
+  PoolConnection* c = nullptr;
+  PoolConnection* none = nullptr;
+  int err = 0;
+  ASSERT_EQ(pool.acquire(w1, c, err), PoolState::Acquire::kGot);
+  ASSERT_EQ(pool.acquire(w2, none, err), PoolState::Acquire::kQueued);
+  ASSERT_EQ(pool.acquire(w3, none, err), PoolState::Acquire::kQueued);
+  EXPECT_EQ(counters.php_connects.value(), 1u);
+  EXPECT_EQ(counters.php_waits.value(), 2u);
+  EXPECT_EQ(counters.php_wait_us.value(), 0u);  // still waiting
+  usleep(20'000);
+  c->lend(&user);
+  pool.release(*c, true);  // handed to w2: a reuse, and its wait ends
+  ASSERT_EQ(w2.got, c);
+  EXPECT_EQ(counters.php_reuses.value(), 1u);
+  EXPECT_GE(counters.php_wait_us.value(), 20'000u);
+  pool.cancel(w3);  // gave up: its wait counts too
+  EXPECT_GE(counters.php_wait_us.value(), 40'000u);
+  EXPECT_LT(counters.php_wait_us.value(), 10'000'000u);
+  pool.release(*c, true);
+  PoolConnection* again = nullptr;
+  ASSERT_EQ(pool.acquire(w1, again, err), PoolState::Acquire::kGot);  // from idle
+  EXPECT_EQ(counters.php_reuses.value(), 2u);
+  EXPECT_EQ(counters.php_connects.value(), 1u);
+  pool.release(*again, false);
+  spin();
+}
+
 TEST(PoolShare, DividesMaxConnsAcrossLoops) {
   EXPECT_EQ(poolShare(8, 1), 8u);
   EXPECT_EQ(poolShare(8, 2), 4u);
