@@ -4,6 +4,8 @@ files come from the open-file cache's memory, large ones from its fd."""
 import hashlib
 import os
 
+import json
+
 from harness import Scalwsd, curl
 from static_site import write_tree
 from tls_support import H2Client, make_cert
@@ -17,6 +19,9 @@ tls = { cert = "$dir/site.crt", key = "$dir/site.key" }
 [[listen]]
 address = "127.0.0.1:$port2"
 http2 = true
+[[route]]
+match = { exact = "/status" }
+status = {}
 [[route]]
 match = { prefix = "/" }
 static = { root = "$dir/www" }
@@ -71,3 +76,28 @@ def test_many_streams_share_a_connection_while_a_large_file_flows():
         assert status == 200 and int(headers["content-length"]) == len(LARGE)
         assert body == LARGE
         c.close()
+
+
+def test_status_counts_requests_connections_and_handshakes_of_every_protocol():
+    with server() as s:
+        def status():
+            code, out, err = curl("-s", "http://127.0.0.1:%d/status" % s.port2)
+            assert code == 0, err
+            return json.loads(out)
+        before = status()
+        for args in (("-k", "--http1.1", "https://127.0.0.1:%d/small.txt" % s.port),
+                     ("-k", "--http2", "https://127.0.0.1:%d/small.txt" % s.port),
+                     ("--http2-prior-knowledge", "-s", "http://127.0.0.1:%d/small.txt" % s.port2),
+                     ("-k", "--http2", "https://127.0.0.1:%d/missing" % s.port)):
+            assert curl(*args)[0] == 0
+        after = status()
+        assert after["requests"] - before["requests"] == 5  # four and the first /status
+        assert after["requests_by_class"]["2xx"] - before["requests_by_class"]["2xx"] == 4
+        assert after["requests_by_class"]["4xx"] - before["requests_by_class"]["4xx"] == 1
+        assert after["requests_by_action"]["static"] - before["requests_by_action"]["static"] == 4
+        assert after["tls_handshakes"] - before["tls_handshakes"] == 3
+        assert after["conn_accepted"] - before["conn_accepted"] == 5
+        # Every connection but the one asking now has closed, each counted once.
+        assert after["conn_closed"] == after["conn_accepted"] - 1
+        assert after["conn_active"] == 1
+        assert after["bytes_out"] - before["bytes_out"] > 3 * len(SMALL)

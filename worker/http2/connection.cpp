@@ -78,6 +78,7 @@ void Connection::onReadable() {
       peer_closed = true;  // EOF or a reset: nothing more will come, nothing can be sent
       break;
     }
+    loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
     bool ok = session_.receive(buf.get(), static_cast<size_t>(n), uv_now(loop_.uv()));
     loop_.buffers().give(std::move(buf));
     received_ = true;
@@ -102,6 +103,7 @@ void Connection::flush() {
     if (out_.empty()) break;
     uint64_t before = out_.pendingBytes();
     OutputQueue::FlushResult r = out_.flush(*transport_);
+    loop_.counters().bytes_out.add(before - out_.pendingBytes());
     if (out_.pendingBytes() < before) wrote_ = true;
     if (r == OutputQueue::FlushResult::kError) {
       close();
@@ -294,6 +296,13 @@ void Connection::routeRequest(Stream& stream, const ConfigSnapshot& snap) {
 }
 
 void Connection::onResponseFinished(Stream& stream) noexcept {
+  const Request& r = stream.request();
+  uint64_t us = r.start_ns != 0 ? (uv_hrtime() - r.start_ns) / 1000 : 0;
+  loop_.counters().countRequest(stream.status(),
+                                stream.handler != nullptr
+                                    ? common::metrics::actionFromName(stream.handler->actionName())
+                                    : common::metrics::Action::kOther,
+                                us);
   if (AccessLog* log = loop_.accessLog(); log != nullptr) {
     log->record(stream.request(), stream.status(), stream.bodyBytesSent(), stream.handler);
   }

@@ -129,7 +129,9 @@ void WorkerLoop::startConnection(int fd, const PeerInfo& peer, int listen_index)
     listen = &listens[static_cast<size_t>(listen_index)];
   }
   if (!peer.tls && (listen == nullptr || !listen->http2)) {
-    serveConnection(std::make_unique<PlainTransport>(fd), peer, AppProtocol::kHttp1);
+    if (!serveConnection(std::make_unique<PlainTransport>(fd), peer, AppProtocol::kHttp1)) {
+      counters_->conn_closed.add();
+    }
     return;
   }
   std::unique_ptr<Transport> transport;
@@ -140,11 +142,13 @@ void WorkerLoop::startConnection(int fd, const PeerInfo& peer, int listen_index)
     if (!context) {
       LOG_ERROR("TLS listener on port %u has no TLS context", peer.local_port);
       ::close(fd);
+      counters_->conn_closed.add();
       return;
     }
     auto tls_transport = std::make_unique<tls::TlsTransport>(fd, std::move(context), buffers_);
     if (!tls_transport->valid()) {
       ::close(fd);
+      counters_->conn_closed.add();
       return;
     }
     transport = std::move(tls_transport);
@@ -156,12 +160,13 @@ void WorkerLoop::startConnection(int fd, const PeerInfo& peer, int listen_index)
   if (!c->start()) {
     ::close(fd);
     delete c;
+    counters_->conn_closed.add();
     return;
   }
   addConnection(c);
 }
 
-void WorkerLoop::serveConnection(std::unique_ptr<Transport> transport, const PeerInfo& peer,
+bool WorkerLoop::serveConnection(std::unique_ptr<Transport> transport, const PeerInfo& peer,
                                  AppProtocol protocol) {
   int fd = transport->fd();
   ClientConnection* connection = nullptr;
@@ -178,9 +183,10 @@ void WorkerLoop::serveConnection(std::unique_ptr<Transport> transport, const Pee
   if (!started) {
     ::close(fd);
     delete connection;
-    return;
+    return false;
   }
   addConnection(connection);
+  return true;
 }
 
 void WorkerLoop::addConnection(ClientConnection* c) {
@@ -218,7 +224,7 @@ void WorkerLoop::closeRejected() {
   rejected_.clear();
 }
 
-void WorkerLoop::onConnectionClosed(ClientConnection* c) {
+void WorkerLoop::onConnectionClosed(ClientConnection* c, bool handed_over) {
   if (c->prev_in_loop != nullptr) {
     c->prev_in_loop->next_in_loop = c->next_in_loop;
   } else {
@@ -227,7 +233,7 @@ void WorkerLoop::onConnectionClosed(ClientConnection* c) {
   if (c->next_in_loop != nullptr) c->next_in_loop->prev_in_loop = c->prev_in_loop;
   --connection_count_;
   counters_->conn_active.sub();
-  counters_->conn_closed.add();
+  if (!handed_over) counters_->conn_closed.add();
   if (shutting_down_) maybeFinishShutdown();
 }
 

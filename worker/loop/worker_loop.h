@@ -85,11 +85,13 @@ class WorkerLoop {
   void disarmTimeout(TimeoutEntry& entry) { timeouts_.disarm(entry); }
   // Starts the protocol's connection on an accepted socket whose protocol is settled
   // (TLS handshake and ALPN done, or h2c preface seen); closes the fd when it cannot.
-  void serveConnection(std::unique_ptr<Transport> transport, const PeerInfo& peer,
+  bool serveConnection(std::unique_ptr<Transport> transport, const PeerInfo& peer,
                        AppProtocol protocol);
   // Connections register once started and unregister from their close callback.
   void addConnection(ClientConnection* connection);
-  void onConnectionClosed(ClientConnection* connection);
+  // `handed_over`: the connection lives on as another object (TLS or h2c sniffing done),
+  // so it is not counted as closed.
+  void onConnectionClosed(ClientConnection* connection, bool handed_over = false);
   size_t connectionCount() const { return connection_count_; }
   LoopCounters& counters() { return *counters_; }
   // The figures of the whole site this loop belongs to (the status page).

@@ -70,6 +70,7 @@ void PendingConnection::onPollEvent(uv_poll_t* handle, int status, int events) {
 void PendingConnection::advanceHandshake() {
   switch (tls_->handshake()) {
     case TlsTransport::Handshake::kDone:
+      loop_.counters().tls_handshakes.add();
       handOver(tls_->alpn() == "h2" ? AppProtocol::kHttp2 : AppProtocol::kHttp1);
       return;
     case TlsTransport::Handshake::kWantRead:
@@ -146,13 +147,14 @@ void PendingConnection::close() {
 
 void PendingConnection::onPollClosed(uv_handle_t* handle) {
   auto* c = static_cast<PendingConnection*>(handle->data);
+  bool handed_over = false;
   if (c->state_ == State::kHandingOver && !c->loop_.shuttingDown()) {
     // Registered before this one leaves, so a draining loop never sees zero in between.
-    c->loop_.serveConnection(std::move(c->transport_), c->peer_, c->protocol_);
+    handed_over = c->loop_.serveConnection(std::move(c->transport_), c->peer_, c->protocol_);
   } else {
     ::close(c->transport_->fd());
   }
-  c->loop_.onConnectionClosed(c);
+  c->loop_.onConnectionClosed(c, handed_over);
   delete c;
 }
 
