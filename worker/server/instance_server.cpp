@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "worker/server/instance_loops.h"
+#include "worker/server/instance_pools.h"
 #include "worker/server/instance_session.h"
 #include "worker/server/worker_sandbox.h"
 
@@ -56,6 +57,7 @@ class InstanceServer final : public InstanceHost {
     if (!report.ok()) {
       return common::Status(report.status().code(), "sandbox: " + report.status().message());
     }
+    allowance_ = connectAllowanceOf(*report, plan.snapshot->site());
     loops_ = std::make_unique<InstanceLoops>(&uv_, plan.snapshot, std::move(per_loop));
     loops_->start([this] { closeHandles(); });
     LOG_INFO("instance %s: serving, slot %u, %zu loop(s)", plan.settings.instance.c_str(),
@@ -67,6 +69,10 @@ class InstanceServer final : public InstanceHost {
                      std::function<void()> on_applied) override {
     if (!loops_) return on_applied();
     loops_->broadcastSnapshot(snapshot, std::move(on_applied));
+  }
+
+  common::Status admits(const ConfigSnapshot& next) override {
+    return poolsFitSandbox(allowance_, next.site());
   }
 
   void stop() override {
@@ -110,6 +116,7 @@ class InstanceServer final : public InstanceHost {
   uv_signal_t sighup_{};
   std::unique_ptr<InstanceSession> session_;
   std::unique_ptr<InstanceLoops> loops_;
+  ConnectAllowance allowance_;  // fixed by the sandbox entered in goLive
   int exit_code_ = 0;
   bool closed_ = false;
 };
