@@ -108,6 +108,8 @@ Controller::~Controller() {
   supervisors_.clear();
   removed_.clear();
   server_.reset();
+  handlers_.reset();
+  pools_.reset();
   uv_run(&loop_, UV_RUN_NOWAIT);  // close callbacks of what was just destroyed
   if (uv_loop_close(&loop_) != 0) LOG_WARN("event loop closed with handles still open");
 }
@@ -126,7 +128,12 @@ Status Controller::startUp() {
   info.socket_path = options_.socket_path;
   info.started_ms = wallMs();
   info.reserved_cpus = reserved_;
-  handlers_ = std::make_unique<ControlHandlers>(store_, *this, info);
+  PoolManagerOptions pool_options;
+  pool_options.state_dir = options_.state_dir;
+  pool_options.socket_dir = options_.pool_dir;
+  pool_options.php_fpm = options_.php_fpm;
+  pools_ = std::make_unique<PoolManager>(&loop_, store_, pool_options);
+  handlers_ = std::make_unique<ControlHandlers>(store_, *this, info, pools_.get());
   Result<std::unique_ptr<ControlServer>> server =
       ControlServer::open(&loop_, options_.socket_path, *handlers_);
   if (!server.ok()) return server.status();
@@ -142,7 +149,10 @@ Status Controller::startUp() {
   LOG_INFO("started: state %s, socket %s, host CPUs %s, %zu instance(s)",
            options_.state_dir.c_str(), options_.socket_path.c_str(),
            store_.allocator().host().toString().c_str(), all->size());
-  reattachAll();
+  // PHP first: the instances' first requests find their pools up.
+  pools_->startAll([this](const Status&) {
+    if (!shutting_down_) reattachAll();
+  });
   return common::okStatus();
 }
 
@@ -254,15 +264,21 @@ void Controller::beginShutdown(ShutdownMode mode) {
   }
   if (mode == ShutdownMode::kLeaveInstances) {
     for (auto& [name, sup] : supervisors_) sup->leave();
+    if (pools_) pools_->leave();
     deferCall(&loop_, [this] { finishShutdown(); });
     return;
   }
   if (again) return;
+  // The instances first, so their requests in flight finish on PHP; then the pools.
+  auto stop_pools = [this] {
+    if (!pools_) return finishShutdown();
+    pools_->stopAll([this](const Status&) { deferCall(&loop_, [this] { finishShutdown(); }); });
+  };
   stop_pending_ = supervisors_.size();
-  if (stop_pending_ == 0) return deferCall(&loop_, [this] { finishShutdown(); });
+  if (stop_pending_ == 0) return deferCall(&loop_, stop_pools);
   for (auto& [name, sup] : supervisors_) {
-    sup->stop([this](const Status&) {
-      if (--stop_pending_ == 0) deferCall(&loop_, [this] { finishShutdown(); });
+    sup->stop([this, stop_pools](const Status&) {
+      if (--stop_pending_ == 0) deferCall(&loop_, stop_pools);
     });
   }
 }
@@ -279,6 +295,7 @@ void Controller::finishShutdown() {
   if (server_) server_->close();
   // Whatever still runs was left on purpose (leave) or is being killed: let go of it.
   for (auto& [name, sup] : supervisors_) sup->leave();
+  if (pools_) pools_->leave();
   supervisors_.clear();
   removed_.clear();
   LOG_INFO("stopped");
@@ -376,6 +393,13 @@ std::optional<common::config::SiteConfig> Controller::runningSite(const std::str
   InstanceSupervisor* sup = find(name);
   if (sup == nullptr) return std::nullopt;
   return sup->runningSite();
+}
+
+std::optional<std::vector<ipc::PhpPoolGrant>> Controller::runningPools(
+    const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr || !sup->runningSite()) return std::nullopt;
+  return sup->runningPools();
 }
 
 bool Controller::reloadPending(const std::string& name) const {

@@ -6,14 +6,17 @@
 //   1. the state directory's lock (a second controller refuses, naming the holder's pid);
 //   2. the state DB (migrations), the host CPUs (affinity minus --reserve-cpus);
 //   3. the control socket (refused when another controller answers on it);
-//   4. re-attach: every worker row of the DB is verified against /proc and connected to
+//   4. managed PHP pools: each php-fpm a previous controller left is adopted, the others
+//      started (pool_manager.h);
+//   5. re-attach: every worker row of the DB is verified against /proc and connected to
 //      on its attach socket; those that answer keep serving, untouched;
-//   5. converge: instances whose desired state is running and that are not are started,
+//   6. converge: instances whose desired state is running and that are not are started,
 //      those desired stopped that still have workers are stopped;
-//   6. READY=1 to systemd.
+//   7. READY=1 to systemd.
 // Shutdown: see systemd_integration.h for which signal stops the instances and which
 // leaves them serving for the next controller. A second signal during a graceful stop
-// leaves at once (the workers already asked to stop finish on their own).
+// leaves at once (the workers already asked to stop finish on their own). Managed pools
+// follow the instances: stopped after them, or left running with them.
 #pragma once
 
 #include <uv.h>
@@ -28,6 +31,7 @@
 #include "controller/controller_options.h"
 #include "controller/instance_runtime.h"
 #include "controller/instance_supervisor.h"
+#include "controller/pool_manager.h"
 #include "controller/state/state_lock.h"
 #include "controller/state/state_store.h"
 #include "controller/systemd_integration.h"
@@ -52,6 +56,8 @@ class Controller final : public InstanceRuntime {
   ipc::Json processes(const std::string& name) const override;
   std::optional<common::config::SiteConfig> runningSite(const std::string& name) const override;
   bool reloadPending(const std::string& name) const override;
+  std::optional<std::vector<ipc::PhpPoolGrant>> runningPools(
+      const std::string& name) const override;
 
   ~Controller() override;
 
@@ -76,6 +82,7 @@ class Controller final : public InstanceRuntime {
   common::CpuSet reserved_;
   uv_loop_t loop_{};
   uv_signal_t signals_[4]{};
+  std::unique_ptr<PoolManager> pools_;
   std::unique_ptr<ControlHandlers> handlers_;
   std::unique_ptr<ControlServer> server_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> supervisors_;
