@@ -73,7 +73,7 @@ ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runt
       runtime_(runtime),
       info_(std::move(info)),
       pool_runtime_(pools),
-      pools_(store, pools) {}
+      pools_(store, runtime, pools) {}
 
 void ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
   std::vector<const char*> ops(std::begin(kOps), std::end(kOps));

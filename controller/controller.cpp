@@ -149,10 +149,14 @@ Status Controller::startUp() {
   LOG_INFO("started: state %s, socket %s, host CPUs %s, %zu instance(s)",
            options_.state_dir.c_str(), options_.socket_path.c_str(),
            store_.allocator().host().toString().c_str(), all->size());
-  // PHP first: the instances' first requests find their pools up.
+  // Both at once: workers re-attach (they serve already) while php-fpm masters are adopted
+  // or started; instances are started only once both are done, so their first requests
+  // find their pools up.
   pools_->startAll([this](const Status&) {
-    if (!shutting_down_) reattachAll();
+    pools_started_ = true;
+    maybeConverge();
   });
+  reattachAll();
   return common::okStatus();
 }
 
@@ -186,11 +190,23 @@ void Controller::reattachAll() {
   std::map<std::string, std::vector<state::WorkerRecord>> by_instance;
   for (const state::WorkerRecord& row : *rows) by_instance[row.instance].push_back(row);
   start_pending_ = supervisors_.size();
-  if (start_pending_ == 0) return converge();
+  if (start_pending_ == 0) {
+    reattached_ = true;
+    return maybeConverge();
+  }
   for (auto& [name, sup] : supervisors_) {
     sup->reattach(by_instance[name], [this](const Status&) {
-      if (--start_pending_ == 0 && !shutting_down_) converge();
+      if (--start_pending_ != 0) return;
+      reattached_ = true;
+      maybeConverge();
     });
+  }
+}
+
+void Controller::maybeConverge() {
+  if (reattached_ && pools_started_ && !shutting_down_ && !converging_) {
+    converging_ = true;
+    converge();
   }
 }
 

@@ -6,10 +6,10 @@
 //   1. the state directory's lock (a second controller refuses, naming the holder's pid);
 //   2. the state DB (migrations), the host CPUs (affinity minus --reserve-cpus);
 //   3. the control socket (refused when another controller answers on it);
-//   4. managed PHP pools: each php-fpm a previous controller left is adopted, the others
-//      started (pool_manager.h);
-//   5. re-attach: every worker row of the DB is verified against /proc and connected to
-//      on its attach socket; those that answer keep serving, untouched;
+//   4. at the same time: re-attach (every worker row of the DB is verified against /proc
+//      and connected to on its attach socket; those that answer keep serving, untouched)
+//      and the managed PHP pools (each php-fpm a previous controller left is adopted, the
+//      others started; pool_manager.h);
 //   6. converge: instances whose desired state is running and that are not are started,
 //      those desired stopped that still have workers are stopped;
 //   7. READY=1 to systemd.
@@ -67,6 +67,7 @@ class Controller final : public InstanceRuntime {
 
   common::Status startUp();
   void reattachAll();
+  void maybeConverge();  // once re-attached and the pools had their first start
   void converge();
   void beginShutdown(ShutdownMode mode);
   void finishShutdown();
@@ -89,6 +90,9 @@ class Controller final : public InstanceRuntime {
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> removed_;  // freed next turn
   size_t start_pending_ = 0;  // supervisors still re-attaching or converging
   size_t stop_pending_ = 0;   // supervisors still stopping at shutdown
+  bool reattached_ = false;
+  bool pools_started_ = false;
+  bool converging_ = false;
   bool ready_ = false;
   bool shutting_down_ = false;
   int exit_code_ = 0;

@@ -12,8 +12,8 @@
 // /run/scalws/php, mode 0711): the workers must reach it and the state dir is closed.
 //
 // Permissions: the socket belongs to the pool's user, its group is the primary group of the
-// user the assigned instance's workers run as (the pool user's own group while the pool is
-// unassigned), mode 0660: that instance's workers (and root) can connect, other tenants
+// user the assigned instance's workers run as (the pool user's own group for a pool never
+// assigned), mode 0660: that instance's workers (and root) can connect, other tenants
 // cannot. `pool assign` changes the group of the live socket at once (pool_manager.h).
 //
 // pm = static with pm.max_children = processes: the workers keep FastCGI connections

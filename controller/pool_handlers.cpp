@@ -231,6 +231,23 @@ void PoolHandlers::remove(const Json& args, ipc::Replier replier) {
                                    *pool->instance +
                                    "'; release it first (scalwsctl pool release " + *name + ")"));
   }
+  // Released but still in the workers of a running instance (no reload since): removing
+  // it now would turn their PHP requests into 502s.
+  Result<std::vector<state::InstanceRecord>> instances = store_.listInstances();
+  if (!instances.ok()) return replier.fail(instances.status());
+  for (const state::InstanceRecord& instance : *instances) {
+    std::optional<std::vector<ipc::PhpPoolGrant>> running = instances_.runningPools(instance.name);
+    if (!running) continue;
+    for (const ipc::PhpPoolGrant& grant : *running) {
+      if (grant.address != pool->address) continue;
+      return replier.fail(
+          Status(StatusCode::kFailedPrecondition, "PHP pool '" + *name +
+                                                      "' is still used by the running workers "
+                                                      "of instance '" +
+                                                      instance.name + "' (as " + grant.name +
+                                                      "); reload or stop that instance first"));
+    }
+  }
   Status removed = store_.removePool(*name);
   if (!removed.ok()) return replier.fail(removed);
   LOG_INFO("pool %s removed", name->c_str());

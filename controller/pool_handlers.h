@@ -14,7 +14,9 @@
 //                 max_conns); php_fpm an absolute executable path (default
 //                 /usr/sbin/php-fpm8.2). A managed pool listens on unix:<pool dir>/NAME.sock
 //                 and the reply comes once php-fpm accepts there.
-//   pool.remove   {name} -> {} (refused while assigned; a managed pool's php-fpm is stopped)
+//   pool.remove   {name} -> {} (refused while assigned, and while a running instance's
+//                 workers still use it — released but not reloaded yet; a managed pool's
+//                 php-fpm is stopped)
 //   pool.assign   {name, instance, as?} -> POOL + {replaced}: binds the pool to the name
 //                 `as` (default: its own name) that the instance's php routes use
 //                 (pool_binding.h); the pool that had that name there is released
@@ -44,7 +46,8 @@ namespace scalws::controller {
 class PoolHandlers {
  public:
   // `pools` may be null (no managed pools: their ops fail).
-  PoolHandlers(state::StateStore& store, PoolRuntime* pools) : store_(store), pools_(pools) {}
+  PoolHandlers(state::StateStore& store, InstanceRuntime& instances, PoolRuntime* pools)
+      : store_(store), instances_(instances), pools_(pools) {}
 
   static std::span<const char* const> ops();
   static bool handles(std::string_view op);
@@ -63,6 +66,7 @@ class PoolHandlers {
   common::Result<state::PoolRecord> newPool(const ipc::Json& args);
 
   state::StateStore& store_;
+  InstanceRuntime& instances_;
   PoolRuntime* pools_;
 };
 

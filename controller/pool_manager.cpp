@@ -109,7 +109,11 @@ PoolManager::Entry& PoolManager::addEntry(const state::PoolRecord& pool) {
 
 // --- the php-fpm config and the socket's owner -------------------------------------------
 
-Result<std::string> PoolManager::socketGroupFor(const state::PoolRecord& pool) {
+Result<std::string> PoolManager::socketGroupFor(const state::PoolRecord& pool,
+                                                const std::string& current) {
+  // Released: the instance that had it keeps reaching it until the pool goes to another
+  // (its workers may still use it until their next reload); a fresh pool is its user's.
+  if (!pool.instance && !current.empty()) return current;
   std::string user = pool.managed_user;
   if (pool.instance) {
     Result<state::InstanceRecord> instance = store_.getInstance(*pool.instance);
@@ -130,7 +134,7 @@ Status PoolManager::prepare(const std::string& name) {
   const state::PoolRecord& pool = entry.record;
   Result<Account> runs_as = lookUpUser(pool.managed_user);
   if (!runs_as.ok()) return runs_as.status();
-  Result<std::string> group = socketGroupFor(pool);
+  Result<std::string> group = socketGroupFor(pool, entry.socket_group);
   if (!group.ok()) return group.status();
   PoolPaths paths = pathsFor(pool);
   FpmConfig config;
@@ -181,7 +185,7 @@ void PoolManager::assignmentsChanged() {
     Result<state::PoolRecord> stored = store_.getPool(name);
     if (!stored.ok()) continue;
     entry.record = *stored;
-    Result<std::string> group = socketGroupFor(entry.record);
+    Result<std::string> group = socketGroupFor(entry.record, entry.socket_group);
     if (!group.ok() || *group == entry.socket_group) continue;
     // The next start's config says the same; the live socket changes now.
     Status written = prepare(name);

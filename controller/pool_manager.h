@@ -9,7 +9,11 @@
 //   stores it only once php-fpm accepts, so a pool that cannot start is never registered.
 // - `pool remove` (removePool): stops php-fpm and removes its directory and socket.
 // - `pool assign` / `pool release` / `instance remove` (assignmentsChanged): the socket's
-//   group follows the assigned instance's user (pool_fpm_config.h has the permissions).
+//   group follows the assigned instance's user (pool_fpm_config.h has the permissions). A
+//   release does not take it away: the instance's workers use the pool until their next
+//   reload (a reassignment swaps pools without a failed request); the group changes when
+//   the pool is assigned to another instance, and a controller that starts gives unassigned
+//   pools their own user's group.
 // - Controller exit: stopAll after the instances stopped (so their requests in flight
 //   finish on PHP first), or leave() when the sites are left serving for the next
 //   controller, which then adopts the masters.
@@ -67,7 +71,9 @@ class PoolManager final : public PoolRuntime {
 
   Entry& addEntry(const state::PoolRecord& pool);
   common::Status prepare(const std::string& name);
-  common::Result<std::string> socketGroupFor(const state::PoolRecord& pool);
+  // The group the socket of `pool` gets; `current` is the one it has now.
+  common::Result<std::string> socketGroupFor(const state::PoolRecord& pool,
+                                             const std::string& current);
   void applySocketOwnership(const Entry& entry);
   void cleanUpUnknown(const std::map<std::string, bool>& known);
   void discard(const std::string& name);

@@ -4,13 +4,13 @@ controller starts as www-data) serve an instance's php routes; a pool reassigned
 load loses no request; a managed php-fpm killed with SIGKILL comes back; php-fpm outlives
 a controller that leaves the sites serving and the next one adopts it; refusals exit 1 and
 usage errors exit 2, both leaving the state DB byte-identical."""
+import grp
 import os
+import pwd
 import shutil
 import signal
 import stat
-import subprocess
 import tempfile
-import time
 
 from controller_harness import (Controller, Load, alive, file_digest, http_get, unique_name,
                                 wait_until, workers_of)
@@ -22,7 +22,6 @@ POOL_USER = "www-data"  # the managed pool's PHP user; the instances run as nobo
 
 
 def uid_of(user):
-    import pwd
     return pwd.getpwnam(user).pw_uid
 
 
@@ -133,8 +132,6 @@ def test_a_managed_pool_runs_php_as_its_user_and_comes_back_after_sigkill():
             c.add(site, php_site(port, fpm.www))
             c.ctl("pool", "assign", "shop", site, "--as", "main")
             # The socket now lets the instance's user (nobody) in by group.
-            import grp
-            import pwd
             nobody_gid = pwd.getpwnam("nobody").pw_gid
             assert os.stat(sock).st_gid == nobody_gid
             assert 'listen.group = "%s"' % grp.getgrgid(nobody_gid).gr_name in open(
@@ -177,6 +174,8 @@ def test_a_pool_reassigned_under_load_loses_no_request():
         with Controller(extra_args=pool_dir.args()) as c:
             c.ctl("pool", "add", "ext", "--address", fpm.address, "--max-conns", "4")
             add_managed(c, "shop", processes=4)
+            shop_sock = os.path.join(pool_dir.path, "shop.sock")
+            nobody_gid = pwd.getpwnam("nobody").pw_gid
             c.add(site, php_site(port, fpm.www), "--cpus", "2", "--shared-cpus")
             c.ctl("pool", "assign", "ext", site, "--as", "main")
             c.ctl("instance", "start", site)
@@ -187,17 +186,25 @@ def test_a_pool_reassigned_under_load_loses_no_request():
                     out = c.ctl("pool", "assign", pool, site, "--as", "main").stdout
                     assert "replacing pool" in out and "instance reload" in out, out
                     assert c.show(site)["reload_pending"] is True
+                    if pool == "ext":
+                        # Replaced but still in use until the reload: its socket stays
+                        # reachable and it cannot be removed.
+                        assert os.stat(shop_sock).st_gid == nobody_gid
+                        p = c.ctl("pool", "remove", "shop", check=False)
+                        assert p.returncode == 1 and "still used by the running workers" in p.stderr
                     c.ctl("instance", "reload", site)
                     assert c.show(site)["reload_pending"] is False
                     # Answered once every loop took it: new connections see it at once.
                     for _ in range(5):
                         assert http_get(port, "/who.php") == (200, want)
-                    load.wait_for(150)
+                    load.wait_for(300)
                 load.stop()
             assert load.failures == [], load.failures[:10]
+            assert load.ok > 1000
             assert load.bodies == {nobody, www}
             assert workers_of(site) == pids  # in place
             assert c.ctl_json("pool", "show", "ext")["instance"] is None
+            c.ctl("pool", "remove", "ext")  # released and no longer used
     finally:
         fpm.stop()
         pool_dir.remove()

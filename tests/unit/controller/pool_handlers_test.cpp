@@ -331,6 +331,18 @@ TEST_F(PoolHandlersTest, RemoveIsRefusedWhileAssignedAndStopsAManagedPool) {
   EXPECT_TRUE((*released)["instance"].is_null());
   Result<Json> unbound = call("instance.show", {{"name", "site"}});
   EXPECT_EQ((*unbound)["unbound_pools"], Json::array({"main"}));
+
+  // Released, but the running workers still use it until they are reloaded.
+  instances_.running["site"] = {ipc::PhpPoolGrant{"main", "unix:/run/scalws/php/m.sock", 2, 2}};
+  before = dbBytes();
+  Result<Json> in_use = call("pool.remove", {{"name", "m"}});
+  ASSERT_FALSE(in_use.ok());
+  EXPECT_NE(in_use.status().message().find("still used by the running workers of instance "
+                                           "'site' (as main)"),
+            std::string::npos)
+      << in_use.status().message();
+  EXPECT_EQ(dbBytes(), before);
+  instances_.running["site"] = {};
   ASSERT_TRUE(call("pool.remove", {{"name", "m"}}).ok());
   EXPECT_EQ(pools_.calls.back(), "remove m");
   EXPECT_EQ(store_->getPool("m").status().code(), StatusCode::kNotFound);
