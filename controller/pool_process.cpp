@@ -317,6 +317,7 @@ void PoolProcess::failAttempt(const std::string& why) {
   last_exit_ = why;
   if (!supervised_) {
     state_ = State::kStopped;
+    removeStaleSocket(paths_.socket);
     Status error(StatusCode::kFailedPrecondition, "php-fpm for pool " + name_ + ": " + why);
     if (ready_) later([this, error] { std::exchange(ready_, nullptr)(error); });
     return;
