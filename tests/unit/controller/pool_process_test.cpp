@@ -23,25 +23,34 @@ using common::Status;
 
 constexpr const char* kFakeScript = R"py(
 import os, re, signal, socket, sys, time
+child = 0
+def quit(*_):
+    if child:
+        os.kill(child, signal.SIGKILL)
+    sys.exit(0)
+signal.signal(signal.SIGQUIT, quit)
 conf = sys.argv[sys.argv.index("-y") + 1]
 text = open(conf).read()
 def value(key):
     return re.search(r'^' + re.escape(key) + r' = "(.*)"$', text, re.M).group(1)
+def write(path, data):
+    open(path + ".tmp", "w").write(data)
+    os.rename(path + ".tmp", path)
 here = os.path.dirname(conf)
 if os.path.exists(os.path.join(here, "fail")):
     sys.stderr.write("ERROR: [pool test] cannot get uid for user 'nosuch'\n")
     sys.stderr.write("ERROR: FPM initialization failed\n")
     sys.exit(78)
+write(value("pid"), str(os.getpid()))
+child = os.fork()
+if child == 0:
+    write(os.path.join(here, "child.pid"), str(os.getpid()))
+    while True:
+        time.sleep(1)
+# Up once it accepts: everything above is done by then.
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(value("listen"))
 s.listen(16)
-open(value("pid"), "w").write(str(os.getpid()))
-child = os.fork()
-if child == 0:
-    open(os.path.join(here, "child.pid"), "w").write(str(os.getpid()))
-    while True:
-        time.sleep(1)
-signal.signal(signal.SIGQUIT, lambda *_: (os.kill(child, signal.SIGKILL), sys.exit(0)))
 while True:
     time.sleep(1)
 )py";
