@@ -88,6 +88,11 @@ class PoolProcessTest : public ::testing::Test {
     limits_.first_backoff_ms = 20;
     limits_.max_backoff_ms = 50;
   }
+  ~PoolProcessTest() override {
+    // A test that failed half-way may have left its stand-in running: not past the test.
+    pid_t left = PoolProcess::findOurMaster(paths_);
+    if (left > 0) ::kill(-left, SIGKILL);
+  }
 
   std::unique_ptr<PoolProcess> make() {
     PoolProcess::Hooks hooks;
