@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "controller/instance_config.h"
 #include "controller/metrics_report.h"
+#include "controller/pool_binding.h"
 
 namespace scalws::controller {
 
@@ -72,12 +73,17 @@ Json eventJson(const state::EventRecord& event) {
 }
 
 ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runtime,
-                                 ControllerInfo info)
-    : store_(store), runtime_(runtime), info_(std::move(info)) {}
+                                 ControllerInfo info, PoolRuntime* pools)
+    : store_(store),
+      runtime_(runtime),
+      info_(std::move(info)),
+      pool_runtime_(pools),
+      pools_(store, runtime, pools) {}
 
 void ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
   std::vector<const char*> ops(std::begin(kOps), std::end(kOps));
   ops.insert(ops.end(), std::begin(kMetricsOps), std::end(kMetricsOps));
+  for (const char* op : PoolHandlers::ops()) ops.push_back(op);
   for (const char* op : ops) {
     std::string name = op;
     Status registered = endpoint.registerHandler(
@@ -98,6 +104,7 @@ void ControlHandlers::handle(const std::string& op, const Json& args, ipc::Repli
   if (op == "instance.add") return instanceAdd(args, std::move(replier));
   if (op == "instance.set") return instanceSet(args, std::move(replier));
   if (op == "instance.remove") return instanceRemove(args, std::move(replier));
+  if (PoolHandlers::handles(op)) return pools_.handle(op, args, std::move(replier));
   return instanceAction(op, args, std::move(replier));
 }
 
@@ -187,6 +194,7 @@ void ControlHandlers::instanceShow(const Json& args, ipc::Replier replier) {
         stored.ok() ? configSummary(*stored) : Json{{"error", stored.status().message()}};
   }
   out["reload_pending"] = runtime_.reloadPending(*name);
+  addPoolBindings(*record, out);
   out["created_ms"] = record->created_ms;
   out["updated_ms"] = record->updated_ms;
   out["processes"] = runtime_.processes(*name);
@@ -335,10 +343,43 @@ void ControlHandlers::instanceRemove(const Json& args, ipc::Replier replier) {
   std::string n = *name;
   runtime_.remove(
       n, [this, n] { return store_.removeInstance(n); },
-      [shared](const Status& s) {
+      [this, shared](const Status& s) {
         if (!s.ok()) return shared->fail(s);
+        // Its pools were released with it: their sockets go back to their own users.
+        if (pool_runtime_ != nullptr) pool_runtime_->assignmentsChanged();
         shared->ok();
       });
+}
+
+void ControlHandlers::addPoolBindings(const state::InstanceRecord& record, Json& out) {
+  Result<std::vector<state::PoolRecord>> pools = store_.listPools();
+  if (!pools.ok()) return;
+  Json list = Json::array();
+  std::vector<ipc::PhpPoolGrant> grants = poolGrantsFor(record, *pools);
+  for (const ipc::PhpPoolGrant& g : grants) {
+    std::string pool;
+    for (const state::PoolRecord& p : *pools) {
+      if (p.instance == record.name && p.assigned_as == g.name) pool = p.name;
+    }
+    list.push_back({{"name", g.name},
+                    {"pool", pool},
+                    {"address", g.address},
+                    {"max_conns", g.max_conns},
+                    {"share", g.share}});
+  }
+  out["php_pools"] = list;
+  Json unbound = Json::array();
+  Result<common::config::SiteConfig> stored = loadInstanceConfig(record.config, record.config_path);
+  if (stored.ok()) {
+    for (const std::string& name : phpPoolNames(*stored)) {
+      bool bound = false;
+      for (const ipc::PhpPoolGrant& g : grants) bound = bound || g.name == name;
+      if (!bound) unbound.push_back(name);
+    }
+  }
+  out["unbound_pools"] = unbound;
+  std::optional<std::vector<ipc::PhpPoolGrant>> running = runtime_.runningPools(record.name);
+  if (running && *running != grants) out["reload_pending"] = true;
 }
 
 void ControlHandlers::instanceAction(const std::string& op, const Json& args,

@@ -13,7 +13,9 @@
 //   instance.show     {name, events?:N (default 10)} -> SUMMARY + {config_path,
 //                     config:{listen:[...], routes}, reload_pending, created_ms,
 //                     updated_ms, processes:[{slot, pid, state, cpus, started_ms,
-//                     restarts, attached}], events:[EVENT]}
+//                     restarts, attached}], php_pools:[{name, pool, address, max_conns,
+//                     share}], unbound_pools:[names its php routes use that no pool is
+//                     assigned as], events:[EVENT]}
 //   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
 //   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
 //                     metrics_report.h
@@ -25,6 +27,7 @@
 //   instance.set      {name, config, config_path} -> SUMMARY (applies on reload/restart)
 //   instance.remove   {name} -> {} (stopped first)
 //   instance.start|stop|restart|reload  {name} -> SUMMARY once done
+//   pool.*            see pool_handlers.h
 // SUMMARY = {name, mode, cpus, assigned_cpus, shared_cpus, user, desired, status, reason,
 //            process_count}; EVENT = {id, time_ms, kind, message}.
 // Errors: not_found (no such instance), conflict (name taken, address in use by another
@@ -40,6 +43,8 @@
 
 #include "common/cpu_set.h"
 #include "controller/instance_runtime.h"
+#include "controller/pool_handlers.h"
+#include "controller/pool_runtime.h"
 #include "controller/state/state_store.h"
 #include "ipc/endpoint.h"
 
@@ -60,7 +65,9 @@ struct ControllerInfo {
 
 class ControlHandlers {
  public:
-  ControlHandlers(state::StateStore& store, InstanceRuntime& runtime, ControllerInfo info);
+  // `pools`: the managed PHP pools' runtime; null runs no managed pools.
+  ControlHandlers(state::StateStore& store, InstanceRuntime& runtime, ControllerInfo info,
+                  PoolRuntime* pools = nullptr);
 
   // Where instance.metrics and the status lines read from (null: they report nothing).
   void setMetrics(MetricsCollector* metrics) { metrics_ = metrics; }
@@ -87,6 +94,8 @@ class ControlHandlers {
   common::Result<std::string> checkedConfig(const std::string& name, const ipc::Json& args,
                                             std::string* config_path);
   ipc::Json summary(const state::InstanceRecord& record) const;
+  // php_pools, unbound_pools and whether the running pools differ from the stored ones.
+  void addPoolBindings(const state::InstanceRecord& record, ipc::Json& out);
   // Replies SUMMARY of `name` as stored now, or the error.
   void replySummary(const std::string& name, ipc::Replier replier);
 
@@ -94,6 +103,8 @@ class ControlHandlers {
   InstanceRuntime& runtime_;
   ControllerInfo info_;
   MetricsCollector* metrics_ = nullptr;
+  PoolRuntime* pool_runtime_;
+  PoolHandlers pools_;
 };
 
 ipc::Json eventJson(const state::EventRecord& event);

@@ -110,6 +110,8 @@ Controller::~Controller() {
   removed_.clear();
   server_.reset();
   metrics_http_.reset();
+  handlers_.reset();
+  pools_.reset();
   uv_run(&loop_, UV_RUN_NOWAIT);  // close callbacks of what was just destroyed
   if (uv_loop_close(&loop_) != 0) LOG_WARN("event loop closed with handles still open");
 }
@@ -129,7 +131,12 @@ Status Controller::startUp() {
   info.started_ms = wallMs();
   info.reserved_cpus = reserved_;
   SCALWS_RETURN_IF_ERROR(startMetrics());
-  handlers_ = std::make_unique<ControlHandlers>(store_, *this, info);
+  PoolManagerOptions pool_options;
+  pool_options.state_dir = options_.state_dir;
+  pool_options.socket_dir = options_.pool_dir;
+  pool_options.php_fpm = options_.php_fpm;
+  pools_ = std::make_unique<PoolManager>(&loop_, store_, pool_options);
+  handlers_ = std::make_unique<ControlHandlers>(store_, *this, info, pools_.get());
   handlers_->setMetrics(metrics_.get());
   Result<std::unique_ptr<ControlServer>> server =
       ControlServer::open(&loop_, options_.socket_path, *handlers_);
@@ -146,6 +153,13 @@ Status Controller::startUp() {
   LOG_INFO("started: state %s, socket %s, host CPUs %s, %zu instance(s)",
            options_.state_dir.c_str(), options_.socket_path.c_str(),
            store_.allocator().host().toString().c_str(), all->size());
+  // Both at once: workers re-attach (they serve already) while php-fpm masters are adopted
+  // or started; instances are started only once both are done, so their first requests
+  // find their pools up.
+  pools_->startAll([this](const Status&) {
+    pools_started_ = true;
+    maybeConverge();
+  });
   reattachAll();
   return common::okStatus();
 }
@@ -181,11 +195,23 @@ void Controller::reattachAll() {
   std::map<std::string, std::vector<state::WorkerRecord>> by_instance;
   for (const state::WorkerRecord& row : *rows) by_instance[row.instance].push_back(row);
   start_pending_ = supervisors_.size();
-  if (start_pending_ == 0) return converge();
+  if (start_pending_ == 0) {
+    reattached_ = true;
+    return maybeConverge();
+  }
   for (auto& [name, sup] : supervisors_) {
     sup->reattach(by_instance[name], [this](const Status&) {
-      if (--start_pending_ == 0 && !shutting_down_) converge();
+      if (--start_pending_ != 0) return;
+      reattached_ = true;
+      maybeConverge();
     });
+  }
+}
+
+void Controller::maybeConverge() {
+  if (reattached_ && pools_started_ && !shutting_down_ && !converging_) {
+    converging_ = true;
+    converge();
   }
 }
 
@@ -286,15 +312,21 @@ void Controller::beginShutdown(ShutdownMode mode) {
   }
   if (mode == ShutdownMode::kLeaveInstances) {
     for (auto& [name, sup] : supervisors_) sup->leave();
+    if (pools_) pools_->leave();
     deferCall(&loop_, [this] { finishShutdown(); });
     return;
   }
   if (again) return;
+  // The instances first, so their requests in flight finish on PHP; then the pools.
+  auto stop_pools = [this] {
+    if (!pools_) return finishShutdown();
+    pools_->stopAll([this](const Status&) { deferCall(&loop_, [this] { finishShutdown(); }); });
+  };
   stop_pending_ = supervisors_.size();
-  if (stop_pending_ == 0) return deferCall(&loop_, [this] { finishShutdown(); });
+  if (stop_pending_ == 0) return deferCall(&loop_, stop_pools);
   for (auto& [name, sup] : supervisors_) {
-    sup->stop([this](const Status&) {
-      if (--stop_pending_ == 0) deferCall(&loop_, [this] { finishShutdown(); });
+    sup->stop([this, stop_pools](const Status&) {
+      if (--stop_pending_ == 0) deferCall(&loop_, stop_pools);
     });
   }
 }
@@ -317,6 +349,7 @@ void Controller::finishShutdown() {
   }
   // Whatever still runs was left on purpose (leave) or is being killed: let go of it.
   for (auto& [name, sup] : supervisors_) sup->leave();
+  if (pools_) pools_->leave();
   supervisors_.clear();
   removed_.clear();
   LOG_INFO("stopped");
@@ -415,6 +448,13 @@ std::optional<common::config::SiteConfig> Controller::runningSite(const std::str
   InstanceSupervisor* sup = find(name);
   if (sup == nullptr) return std::nullopt;
   return sup->runningSite();
+}
+
+std::optional<std::vector<ipc::PhpPoolGrant>> Controller::runningPools(
+    const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr || !sup->runningSite()) return std::nullopt;
+  return sup->runningPools();
 }
 
 bool Controller::reloadPending(const std::string& name) const {

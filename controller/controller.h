@@ -6,17 +6,20 @@
 //   1. the state directory's lock (a second controller refuses, naming the holder's pid);
 //   2. the state DB (migrations), the host CPUs (affinity minus --reserve-cpus);
 //   3. the control socket (refused when another controller answers on it);
-//   4. re-attach: every worker row of the DB is verified against /proc and connected to
-//      on its attach socket; those that answer keep serving, untouched;
-//   5. converge: instances whose desired state is running and that are not are started,
+//   4. at the same time: re-attach (every worker row of the DB is verified against /proc
+//      and connected to on its attach socket; those that answer keep serving, untouched)
+//      and the managed PHP pools (each php-fpm a previous controller left is adopted, the
+//      others started; pool_manager.h);
+//   6. converge: instances whose desired state is running and that are not are started,
 //      those desired stopped that still have workers are stopped;
-//   6. READY=1 to systemd.
+//   7. READY=1 to systemd.
 // Metrics (issue 8): a MetricsCollector gets every worker's figures through the
 // supervisors; a one-second timer drives its rollups into the DB; --metrics-listen adds
 // the Prometheus endpoint on this same loop.
 // Shutdown: see systemd_integration.h for which signal stops the instances and which
 // leaves them serving for the next controller. A second signal during a graceful stop
-// leaves at once (the workers already asked to stop finish on their own).
+// leaves at once (the workers already asked to stop finish on their own). Managed pools
+// follow the instances: stopped after them, or left running with them.
 #pragma once
 
 #include <uv.h>
@@ -33,6 +36,7 @@
 #include "controller/instance_supervisor.h"
 #include "controller/metrics_collector.h"
 #include "controller/metrics_http_server.h"
+#include "controller/pool_manager.h"
 #include "controller/state/state_lock.h"
 #include "controller/state/state_store.h"
 #include "controller/systemd_integration.h"
@@ -57,6 +61,8 @@ class Controller final : public InstanceRuntime {
   ipc::Json processes(const std::string& name) const override;
   std::optional<common::config::SiteConfig> runningSite(const std::string& name) const override;
   bool reloadPending(const std::string& name) const override;
+  std::optional<std::vector<ipc::PhpPoolGrant>> runningPools(
+      const std::string& name) const override;
 
   ~Controller() override;
 
@@ -66,6 +72,7 @@ class Controller final : public InstanceRuntime {
 
   common::Status startUp();
   void reattachAll();
+  void maybeConverge();  // once re-attached and the pools had their first start
   void converge();
   void beginShutdown(ShutdownMode mode);
   void finishShutdown();
@@ -83,6 +90,7 @@ class Controller final : public InstanceRuntime {
   common::CpuSet reserved_;
   uv_loop_t loop_{};
   uv_signal_t signals_[4]{};
+  std::unique_ptr<PoolManager> pools_;
   std::unique_ptr<ControlHandlers> handlers_;
   std::unique_ptr<ControlServer> server_;
   std::unique_ptr<MetricsCollector> metrics_;
@@ -92,6 +100,9 @@ class Controller final : public InstanceRuntime {
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> removed_;  // freed next turn
   size_t start_pending_ = 0;  // supervisors still re-attaching or converging
   size_t stop_pending_ = 0;   // supervisors still stopping at shutdown
+  bool reattached_ = false;
+  bool pools_started_ = false;
+  bool converging_ = false;
   bool ready_ = false;
   bool shutting_down_ = false;
   int exit_code_ = 0;

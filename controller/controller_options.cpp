@@ -10,7 +10,7 @@ namespace scalws::controller {
 const char* const kControllerUsage =
     "usage: scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]\n"
     "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
-    "                         [--metrics-listen ADDR]\n"
+    "                         [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
     "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
     "  --reserve-cpus LIST   CPUs never given to instances, e.g. 0 or 0,2-3\n"
@@ -20,6 +20,9 @@ const char* const kControllerUsage =
     "  --crash-window SECS   that window (default 600)\n"
     "  --metrics-listen ADDR serve Prometheus metrics at http://ADDR/metrics, e.g.\n"
     "                        127.0.0.1:9145 (default: off)\n"
+    "  --pool-dir DIR        sockets of managed PHP pools, reachable by the instances' users\n"
+    "                        (default /run/scalws/php)\n"
+    "  --php-fpm PATH        php-fpm for managed pools (default /usr/sbin/php-fpm8.2)\n"
     "Signals: SIGINT stops the instances gracefully, then the controller; SIGTERM does too,\n"
     "except under a systemd restart job (then the instances keep serving for the next\n"
     "controller); SIGUSR2 exits and leaves the instances serving.\n";
@@ -71,6 +74,10 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
       if (!parsed.ok()) {
         return common::invalidArgument("--metrics-listen: " + parsed.status().message());
       }
+    } else if (arg == "--pool-dir" || arg == "--php-fpm") {
+      std::string& out = arg == "--pool-dir" ? o.pool_dir : o.php_fpm;
+      SCALWS_RETURN_IF_ERROR(value(out));
+      if (out.front() != '/') return common::invalidArgument(arg + " needs an absolute path");
     } else if (arg == "--crash-limit" || arg == "--crash-window") {
       std::string text;
       SCALWS_RETURN_IF_ERROR(value(text));

@@ -2,13 +2,15 @@
 //
 //   scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]
 //                     [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]
-//                     [--metrics-listen ADDR]
+//                     [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]
 //
 // --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
 // settings tune the crash-loop detection (restart_policy.h): N unexpected worker exits of
 // one instance within the window mark it failed. --metrics-listen (off by default) serves
-// the Prometheus text at http://ADDR/metrics (metrics_http_server.h). Parsing is pure; main.cpp
-// runs it.
+// the Prometheus text at http://ADDR/metrics (metrics_http_server.h). --pool-dir holds the
+// sockets of managed PHP pools (it must be traversable by the instances' users) and
+// --php-fpm is the binary a managed pool runs unless `pool add` names another
+// (pool_manager.h). Parsing is pure; main.cpp runs it.
 #pragma once
 
 #include <string>
@@ -21,6 +23,7 @@ namespace scalws::controller {
 
 inline constexpr const char* kDefaultStateDir = "/var/lib/scalws";
 inline constexpr const char* kDefaultSocketPath = "/run/scalws/control.sock";
+inline constexpr const char* kDefaultPoolDir = "/run/scalws/php";
 
 struct ControllerOptions {
   std::string state_dir = kDefaultStateDir;
@@ -28,6 +31,8 @@ struct ControllerOptions {
   std::string reserve_cpus;    // cpulist; "" = none
   std::string scalwsd;         // "" = next to this executable
   std::string metrics_listen;  // "" = no Prometheus endpoint
+  std::string pool_dir = kDefaultPoolDir;
+  std::string php_fpm = "/usr/sbin/php-fpm8.2";
   RestartLimits restart;
   bool help = false;
   bool version = false;

@@ -10,6 +10,7 @@ using common::config::SiteConfig;
 common::Result<SiteConfig> loadInstanceConfig(const std::string& text, const std::string& source) {
   common::config::LoadOptions options;
   options.allow_server_table = false;
+  options.php_pools_from_controller = true;  // pool_binding.h
   return common::config::loadSiteConfigString(text, source, options);
 }
 

@@ -12,11 +12,13 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/config/site_config.h"
 #include "common/status.h"
 #include "controller/state/records.h"
 #include "ipc/message.h"
+#include "ipc/php_pool_grants.h"
 
 namespace scalws::controller {
 
@@ -44,6 +46,12 @@ class InstanceRuntime {
   // The config its workers run, when they run.
   virtual std::optional<common::config::SiteConfig> runningSite(const std::string& name) const = 0;
   virtual bool reloadPending(const std::string& name) const = 0;
+  // The PHP pools its workers run with (pool_binding.h), when they run.
+  virtual std::optional<std::vector<ipc::PhpPoolGrant>> runningPools(
+      const std::string& name) const {
+    (void)name;
+    return std::nullopt;
+  }
 };
 
 }  // namespace scalws::controller

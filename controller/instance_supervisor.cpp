@@ -6,6 +6,7 @@
 #include "controller/deferred_call.h"
 #include "controller/instance_config.h"
 #include "controller/metrics_collector.h"
+#include "controller/pool_binding.h"
 
 namespace scalws::controller {
 
@@ -183,6 +184,8 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
   }
   Result<common::config::SiteConfig> site = loadInstanceConfig(record_.config, record_.config_path);
   if (!site.ok()) return done(site.status());
+  Result<std::vector<ipc::PhpPoolGrant>> pools = instancePoolGrants(*env_.store, record_, *site);
+  if (!pools.ok()) return done(pools.status());
   std::vector<Slot> slots = layout();
   if (slots.empty()) {
     return done(Status(StatusCode::kFailedPrecondition,
@@ -210,6 +213,7 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
   running_config_ = record_.config;
   running_config_path_ = record_.config_path;
   running_site_ = std::move(site).value();
+  running_pools_ = std::move(pools).value();
   policy_.reset();
   state_ = State::kStarting;
   pending_done_ = std::move(done);
@@ -274,6 +278,7 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
   launch.user = record_.user;
   launch.config = running_config_;
   launch.config_path = running_config_path_;
+  launch.php_pools = running_pools_;
   Result<std::unique_ptr<WorkerProcess>> worker =
       WorkerProcess::spawn(env_.loop, std::move(launch), std::move(handed), callbacks());
   if (!worker.ok()) return worker.status();
@@ -301,6 +306,18 @@ void InstanceSupervisor::onWorkerReady(WorkerProcess& worker, const Status& stat
   if (state_ == State::kRunning && status.ok()) {
     LOG_INFO("instance %s: worker %u serving again (pid %d)", record_.name.c_str(), worker.slot(),
              static_cast<int>(worker.pid()));
+    if (worker.launchedConfig() != running_config_ || worker.launchedPools() != running_pools_) {
+      // Spawned before a reload that it then missed (it was not ready): catch it up.
+      std::string name = record_.name;
+      pid_t pid = worker.pid();
+      worker.reload(running_config_, running_config_path_, running_pools_,
+                    [name, pid](const Status& s) {
+                      if (!s.ok()) {
+                        LOG_WARN("instance %s: worker pid %d did not take the reload: %s",
+                                 name.c_str(), static_cast<int>(pid), s.message().c_str());
+                      }
+                    });
+    }
   }
   // A replacement that failed is killed by WorkerProcess; its exit counts as a crash.
 }
@@ -363,6 +380,7 @@ void InstanceSupervisor::maybeFinishStop() {
   slots_.clear();  // the listeners close here, after the workers finished their requests
   running_site_.reset();
   running_config_.clear();
+  running_pools_.clear();
   state_ = stop_target_;
   if (state_ == State::kFailed) {
     setStatus("failed", stop_reason_);
@@ -388,17 +406,26 @@ void InstanceSupervisor::doReload(Done done) {
                        "the listen addresses changed; that needs `scalwsctl instance restart " +
                            record_.name + "`"));
   }
+  Result<std::vector<ipc::PhpPoolGrant>> pools = instancePoolGrants(*env_.store, record_, *site);
+  if (!pools.ok()) return done(pools.status());
   // Spawns from now on use the new config; workers running get it over their channel.
-  running_config_ = record_.config;
-  running_config_path_ = record_.config_path;
-  running_site_ = std::move(site).value();
   struct Tally {
     size_t waiting = 0;
+    size_t taken = 0;
     Status first_error;
     Done done;
+    // What ran before: back in force when every worker refused the new one (e.g. a pool
+    // outside their sandbox), so a replacement does not start on what nobody runs.
+    std::string config, config_path;
+    std::optional<common::config::SiteConfig> site;
+    std::vector<ipc::PhpPoolGrant> pools;
   };
   auto tally = std::make_shared<Tally>();
   tally->done = std::move(done);
+  tally->config = std::exchange(running_config_, record_.config);
+  tally->config_path = std::exchange(running_config_path_, record_.config_path);
+  tally->site = std::exchange(running_site_, std::move(site).value());
+  tally->pools = std::exchange(running_pools_, std::move(pools).value());
   std::vector<WorkerProcess*> targets;
   for (Slot& slot : slots_) {
     if (slot.worker && slot.worker->state() == WorkerProcess::State::kReady) {
@@ -407,11 +434,21 @@ void InstanceSupervisor::doReload(Done done) {
   }
   tally->waiting = targets.size();
   if (targets.empty()) return tally->done(common::okStatus());
+  std::weak_ptr<bool> alive = alive_;
   for (WorkerProcess* w : targets) {
-    w->reload(running_config_, running_config_path_, [tally](const Status& s) {
-      if (!s.ok() && tally->first_error.ok()) tally->first_error = s;
-      if (--tally->waiting == 0) tally->done(tally->first_error);
-    });
+    w->reload(running_config_, running_config_path_, running_pools_,
+              [this, alive, tally](const Status& s) {
+                if (s.ok()) ++tally->taken;
+                if (!s.ok() && tally->first_error.ok()) tally->first_error = s;
+                if (--tally->waiting != 0) return;
+                if (tally->taken == 0 && !alive.expired() && state_ == State::kRunning) {
+                  running_config_ = std::move(tally->config);
+                  running_config_path_ = std::move(tally->config_path);
+                  running_site_ = std::move(tally->site);
+                  running_pools_ = std::move(tally->pools);
+                }
+                tally->done(tally->first_error);
+              });
   }
 }
 

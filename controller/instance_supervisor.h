@@ -19,6 +19,10 @@
 //     shutdown timeout, SIGKILL 5 s after it), then the listeners are closed.
 //   - reload: the stored config to every worker, swapped in place (no connection is
 //     dropped); refused when it does not load or its listen addresses changed (restart).
+//   - PHP pools (pool_binding.h): start and reload read the pools assigned to the instance
+//     from the store and hand them to the workers with the config; a php route naming a
+//     pool not assigned refuses the start or the reload. Workers started later (crash
+//     restarts) get the pools of the last start or reload, like the config.
 //
 // Operations (start, stop, restart, reload) run one at a time in arrival order; each calls
 // its `done` exactly once, on the loop thread, never from inside the call that queued it.
@@ -89,6 +93,8 @@ class InstanceSupervisor {
   // The config the workers run, when any run.
   const std::optional<common::config::SiteConfig>& runningSite() const { return running_site_; }
   bool runningConfigDiffers() const;
+  // The pools the workers run with (empty when none run).
+  const std::vector<ipc::PhpPoolGrant>& runningPools() const { return running_pools_; }
   size_t liveProcesses() const;
   bool busy() const { return op_running_ || !queue_.empty(); }
   // [{slot, pid, state, cpus, started_ms, restarts, attached}] for instance show.
@@ -151,6 +157,7 @@ class InstanceSupervisor {
   std::string running_config_;
   std::string running_config_path_;
   std::optional<common::config::SiteConfig> running_site_;
+  std::vector<ipc::PhpPoolGrant> running_pools_;
 
   std::deque<std::pair<std::function<void(Done)>, Done>> queue_;
   bool op_running_ = false;

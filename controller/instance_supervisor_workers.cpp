@@ -184,6 +184,7 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
         running_config_ = s.config;
         running_config_path_ = s.config_path;
         running_site_ = std::move(site).value();
+        running_pools_ = s.php_pools;
         have_config = true;
       }
     }

@@ -182,6 +182,7 @@ void WorkerProcess::sendConfig() {
                {"user", launch_.user},
                {"config", launch_.config},
                {"config_path", launch_.config_path},
+               {"php_pools", ipc::phpPoolGrantsJson(launch_.php_pools)},
                {"controller_uid", static_cast<uint64_t>(::geteuid())}};
   Status sent = endpoint_->request("config", std::move(args), {}, [this](Result<Json> reply) {
     if (!reply.ok()) return failStart("refused its config: " + reply.status().message());
@@ -334,6 +335,8 @@ void WorkerProcess::onAttachHello(const ipc::Message& request, ipc::Replier repl
   }
   Result<common::CpuSet> cpu_set = common::parseCpuList(*cpus);
   if (!cpu_set.ok()) return bad(cpu_set.status().message());
+  Result<std::vector<ipc::PhpPoolGrant>> php_pools = ipc::parsePhpPoolGrants(a);
+  if (!php_pools.ok()) return bad(php_pools.status().message());
   AttachedState s;
   s.slot = static_cast<uint32_t>(*slot);
   s.stopping = *state == "stopping";
@@ -344,6 +347,7 @@ void WorkerProcess::onAttachHello(const ipc::Message& request, ipc::Replier repl
   s.user = *user;
   s.config = *config;
   s.config_path = *config_path;
+  s.php_pools = std::move(php_pools).value();
   // Copies of its listeners, so a crash of this worker does not take its queue along.
   bool complete = true;
   for (const Json& l : *listeners) {
@@ -432,12 +436,15 @@ void WorkerProcess::kill() {
 }
 
 void WorkerProcess::reload(const std::string& config, const std::string& config_path,
+                           const std::vector<ipc::PhpPoolGrant>& php_pools,
                            std::function<void(const Status&)> done) {
   if (!endpoint_ || !endpoint_->isOpen() || state_ != State::kReady) {
     return done(Status(StatusCode::kUnavailable,
                        "worker pid " + std::to_string(pid_) + " is not ready for a reload"));
   }
-  Json args = {{"config", config}, {"config_path", config_path}};
+  Json args = {{"config", config},
+               {"config_path", config_path},
+               {"php_pools", ipc::phpPoolGrantsJson(php_pools)}};
   Status sent = endpoint_->request("reload", std::move(args), {},
                                    [done](Result<Json> reply) { done(reply.status()); });
   if (!sent.ok()) done(sent);

@@ -30,6 +30,7 @@
 #include "controller/instance_listeners.h"
 #include "controller/state/records.h"
 #include "ipc/endpoint.h"
+#include "ipc/php_pool_grants.h"
 
 namespace scalws::controller {
 
@@ -47,6 +48,7 @@ struct WorkerLaunch {
   std::string user;
   std::string config;
   std::string config_path;
+  std::vector<ipc::PhpPoolGrant> php_pools;  // pool_binding.h
 };
 
 // What a re-attached worker says it runs (its attach hello).
@@ -59,6 +61,7 @@ struct AttachedState {
   std::string user;
   std::string config;
   std::string config_path;
+  std::vector<ipc::PhpPoolGrant> php_pools;
   // Copies of its listeners (pidfd_getfd); empty when they could not be taken.
   SlotListeners listeners;
 };
@@ -95,6 +98,7 @@ class WorkerProcess {
   void kill();  // SIGKILL now
   // Sends `reload`; `done` gets the worker's answer (or why it could not be asked).
   void reload(const std::string& config, const std::string& config_path,
+              const std::vector<ipc::PhpPoolGrant>& php_pools,
               std::function<void(const common::Status&)> done);
   // Lets go: closes the channel and stops watching; the process keeps serving and waits
   // for the next controller on its attach socket.
@@ -115,6 +119,7 @@ class WorkerProcess {
   const common::CpuSet& cpus() const { return cpus_; }
   // Spawned workers: the config text they were started with.
   const std::string& launchedConfig() const { return launch_.config; }
+  const std::vector<ipc::PhpPoolGrant>& launchedPools() const { return launch_.php_pools; }
   std::string_view stateName() const;
 
  private:

@@ -38,9 +38,11 @@ constexpr std::array kOps = {
     OpSpec{"instance.restart", kCtl, kController, kWrite, true, "stop then start"},
     OpSpec{"instance.reload", kCtl, kController, kWrite, true, "send the stored config"},
     OpSpec{"pool.list", kCtl, kController, kRead, true, "PHP pools"},
+    OpSpec{"pool.show", kCtl, kController, kRead, true, "one PHP pool in detail"},
     OpSpec{"pool.add", kCtl, kController, kWrite, true, "register a PHP pool"},
     OpSpec{"pool.remove", kCtl, kController, kWrite, true, "unregister a PHP pool"},
     OpSpec{"pool.assign", kCtl, kController, kWrite, true, "assign a pool to an instance"},
+    OpSpec{"pool.release", kCtl, kController, kWrite, true, "unassign a pool"},
 };
 
 }  // namespace

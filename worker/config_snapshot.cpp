@@ -88,7 +88,7 @@ bool addressInCidrs(const sockaddr_storage& peer, const std::vector<common::conf
 }
 
 Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
-    common::config::SiteConfig config) {
+    common::config::SiteConfig config, const std::map<std::string, uint32_t>& pool_shares) {
   std::shared_ptr<ConfigSnapshot> s(new ConfigSnapshot());
   s->site_ = std::move(config);
   s->server_ = common::config::serverOrDefaults(s->site_);
@@ -96,8 +96,12 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
   std::string errors;
   // Every serving loop of the site shares a pool's max_conns (pool_spec.h has the rule).
   for (const auto& pool : s->site_.php_pools) {
-    Result<fastcgi::PoolSpec> spec = fastcgi::resolvePoolSpec(pool, s->server_.workers);
+    auto given = pool_shares.find(pool.name);
+    // A share from the controller already accounts for every loop of the instance.
+    uint32_t loops = given != pool_shares.end() ? 1 : s->server_.workers;
+    Result<fastcgi::PoolSpec> spec = fastcgi::resolvePoolSpec(pool, loops);
     if (!spec.ok()) return spec.status();
+    if (given != pool_shares.end() && spec->keep_conn) spec->share = given->second;
     s->php_pools_.push_back(std::move(spec).value());
   }
   for (const RouteConfig& route : s->site_.routes) {

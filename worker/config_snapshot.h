@@ -4,6 +4,7 @@
 // builds a new one, and connections move to it between requests (STYLE.md).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +21,11 @@ namespace scalws::worker {
 
 class ConfigSnapshot {
  public:
+  // `pool_shares`: per-loop shares of the pools named, given by the controller (instance
+  // mode: it knows every process of the instance); the other pools get theirs from
+  // [server] workers (pool_spec.h).
   static common::Result<std::shared_ptr<const ConfigSnapshot>> build(
-      common::config::SiteConfig config);
+      common::config::SiteConfig config, const std::map<std::string, uint32_t>& pool_shares = {});
 
   const common::config::SiteConfig& site() const { return site_; }
   const common::config::ServerConfig& server() const { return server_; }

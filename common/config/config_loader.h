@@ -17,6 +17,11 @@ struct LoadOptions {
   // Standalone scalwsd accepts [server]; an instance config under the controller must not
   // carry one (its mode, CPUs and user are the controller's).
   bool allow_server_table = true;
+  // Under the controller the PHP pools are the controller's (scalwsctl pool add/assign):
+  // [php_pool.NAME] tables may only tune the worker's side (timeout, queue_timeout, queue)
+  // and php routes may name pools no table defines; the controller supplies address and
+  // max_conns for the pools assigned to the instance and checks the names at start.
+  bool php_pools_from_controller = false;
 };
 
 Result<SiteConfig> loadSiteConfigFile(const std::string& path, const LoadOptions& options = {});

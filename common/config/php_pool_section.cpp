@@ -1,7 +1,5 @@
 // [php_pool.NAME]: PHP-FPM pools the php routes run their scripts on.
-#include <sys/un.h>
-
-#include "common/config/listen_address.h"
+#include "common/config/php_pool_address.h"
 #include "common/config/sections.h"
 #include "common/config/table_reader.h"
 
@@ -22,46 +20,12 @@ bool isPoolName(std::string_view name) {
   return true;
 }
 
-// "unix:/path" or "tcp:host:port" with a literal host (no DNS at load or at run time).
 void readAddress(TableReader& table, PhpPoolConfig& pool) {
   const ConfigValue* value = table.require("address");
-  if (value == nullptr || !table.readString("address", pool.address)) return;
-  std::string_view text = pool.address;
-  if (text.starts_with("unix:")) {
-    std::string_view path = text.substr(5);
-    if (path.empty() || path.front() != '/') {
-      table.error(*value, "address",
-                  "the unix socket path must be absolute, found \"" + std::string(path) + "\"");
-    } else if (path.size() >= sizeof(sockaddr_un::sun_path)) {
-      table.error(*value, "address",
-                  "the unix socket path is longer than " +
-                      std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
-    } else if (path.find('\0') != std::string_view::npos) {
-      table.error(*value, "address", "must not contain NUL");
-    } else {
-      pool.kind = PhpPoolConfig::Kind::kUnix;
-      pool.unix_path = std::string(path);
-    }
-    return;
-  }
-  if (text.starts_with("tcp:")) {
-    std::string_view hostport = text.substr(4);
-    // "localhost" is the one name accepted: it means loopback everywhere, no lookup needed.
-    std::string literal(hostport);
-    if (hostport.starts_with("localhost:")) literal = "127.0.0.1" + literal.substr(9);
-    Result<ListenAddress> parsed = parseListenAddress(literal);
-    if (!parsed.ok()) {
-      table.error(*value, "address", parsed.status().message());
-    } else {
-      pool.kind = PhpPoolConfig::Kind::kTcp;
-      pool.host = parsed->host;
-      pool.port = parsed->port;
-    }
-    return;
-  }
-  table.error(
-      *value, "address",
-      "expected \"unix:/path/to/socket\" or \"tcp:host:port\", found \"" + pool.address + "\"");
+  std::string address;
+  if (value == nullptr || !table.readString("address", address)) return;
+  Status parsed = parsePhpPoolAddress(address, pool);
+  if (!parsed.ok()) table.error(*value, "address", parsed.message());
 }
 
 void readPositiveDuration(TableReader& table, std::string_view key, Milliseconds& out) {
@@ -87,9 +51,21 @@ void parsePool(const ConfigEntry& entry, ParseContext& ctx, SiteConfig& site) {
   pool.name = entry.key;
   pool.where = entry.value.where;
   TableReader table(entry.value, path, ctx);
-  readAddress(table, pool);
-  uint32_t max_conns = 0;
-  if (table.readInteger("max_conns", 1, kMaxConns, max_conns)) pool.max_conns = max_conns;
+  if (ctx.options().php_pools_from_controller) {
+    // Under the controller the table only tunes the worker's side; where the pool is and
+    // how many connections it takes come with `scalwsctl pool assign`.
+    for (std::string_view key : {"address", "max_conns"}) {
+      if (const ConfigValue* value = table.get(key)) {
+        table.error(*value, key,
+                    "set by the controller for the pool assigned to this instance "
+                    "(scalwsctl pool add / pool assign); leave it out here");
+      }
+    }
+  } else {
+    readAddress(table, pool);
+    uint32_t max_conns = 0;
+    if (table.readInteger("max_conns", 1, kMaxConns, max_conns)) pool.max_conns = max_conns;
+  }
   readPositiveDuration(table, "timeout", pool.timeout);
   readPositiveDuration(table, "queue_timeout", pool.queue_timeout);
   table.readInteger("queue", 0, kMaxQueue, pool.queue);
@@ -106,6 +82,8 @@ void parsePhpPoolSection(const ConfigValue& value, ParseContext& ctx, SiteConfig
 }
 
 void checkPhpPoolReferences(ParseContext& ctx, const SiteConfig& site) {
+  // Under the controller the pools come from it; it checks the names at start and reload.
+  if (ctx.options().php_pools_from_controller) return;
   for (const RouteConfig& route : site.routes) {
     const auto* php = std::get_if<PhpAction>(&route.action);
     if (php == nullptr || php->pool.empty()) continue;

@@ -1,8 +1,11 @@
 #include "controller/ctl/ctl_command.h"
 
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <set>
+
+#include "common/config/php_pool_address.h"
 
 namespace scalws::ctl {
 
@@ -10,7 +13,8 @@ using common::Result;
 
 const char* const kCtlUsage =
     "usage: scalwsctl [--socket PATH] [--json] COMMAND\n"
-    "  status                               the controller and the host\n"
+    "  status                               the controller and the host; a line per\n"
+    "                                       instance: state, req/s, p99, error rates (~10 s)\n"
     "  cpu list                             CPUs and who holds them\n"
     "  instance list                        every instance\n"
     "  instance show NAME [--events N]      one instance: config, CPUs, processes, events\n"
@@ -26,9 +30,18 @@ const char* const kCtlUsage =
     "  instance set NAME --config FILE      replace its config (applied on reload)\n"
     "  instance remove NAME                 stop it and delete it\n"
     "  instance start|stop|restart|reload NAME\n"
+    "  pool list                            PHP pools\n"
+    "  pool show NAME                       one pool: address, php-fpm, instance\n"
+    "  pool add NAME --address unix:/PATH|tcp:HOST:PORT [--max-conns N]\n"
+    "                                       register an external PHP-FPM pool\n"
+    "  pool add NAME --managed --user USER --processes N [--php-fpm PATH]\n"
+    "                                       run php-fpm for it (replies once it accepts)\n"
+    "  pool remove NAME                     unregister it (refused while assigned)\n"
+    "  pool assign POOL INSTANCE [--as NAME]\n"
+    "                                       the instance's php routes call it NAME (default\n"
+    "                                       POOL); applied on instance reload\n"
+    "  pool release POOL                    unassign it\n"
     "The socket: --socket, else $SCALWS_SOCKET, else /run/scalws/control.sock.\n"
-    "  status                               also one line per instance: state, req/s, p99,\n"
-    "                                       error rates, over the last ~10 s\n"
     "Exit codes: 0 done, 1 the operation failed or was refused, 2 usage error.\n";
 
 std::chrono::milliseconds CtlCommand::timeout() const {
@@ -54,33 +67,109 @@ bool parseCount(const std::string& text, uint64_t max, uint64_t& out) {
 
 struct Spec {
   std::string op;
-  bool needs_name;
+  std::vector<std::string> words;  // positional arguments, as the args keys they fill
   bool write;
   std::set<std::string> options;  // the command's own options (beyond --socket, --json)
 };
 
 const std::map<std::string, Spec>& commands() {
   static const std::map<std::string, Spec> table = {
-      {"status", {"status", false, false, {}}},
-      {"cpu list", {"cpu.list", false, false, {}}},
-      {"instance list", {"instance.list", false, false, {}}},
-      {"instance show", {"instance.show", true, false, {"--events"}}},
-      {"instance logs", {"instance.logs", true, false, {"--limit"}}},
-      {"instance metrics", {"instance.metrics", true, false, {"--since"}}},
+      {"status", {"status", {}, false, {}}},
+      {"cpu list", {"cpu.list", {}, false, {}}},
+      {"instance list", {"instance.list", {}, false, {}}},
+      {"instance show", {"instance.show", {"name"}, false, {"--events"}}},
+      {"instance logs", {"instance.logs", {"name"}, false, {"--limit"}}},
+      {"instance metrics", {"instance.metrics", {"name"}, false, {"--since"}}},
       {"instance add",
-       {"instance.add", true, true, {"--config", "--mode", "--cpus", "--user", "--shared-cpus"}}},
-      {"instance set", {"instance.set", true, true, {"--config"}}},
-      {"instance remove", {"instance.remove", true, true, {}}},
-      {"instance start", {"instance.start", true, true, {}}},
-      {"instance stop", {"instance.stop", true, true, {}}},
-      {"instance restart", {"instance.restart", true, true, {}}},
-      {"instance reload", {"instance.reload", true, true, {}}},
+       {"instance.add",
+        {"name"},
+        true,
+        {"--config", "--mode", "--cpus", "--user", "--shared-cpus"}}},
+      {"instance set", {"instance.set", {"name"}, true, {"--config"}}},
+      {"instance remove", {"instance.remove", {"name"}, true, {}}},
+      {"instance start", {"instance.start", {"name"}, true, {}}},
+      {"instance stop", {"instance.stop", {"name"}, true, {}}},
+      {"instance restart", {"instance.restart", {"name"}, true, {}}},
+      {"instance reload", {"instance.reload", {"name"}, true, {}}},
+      {"pool list", {"pool.list", {}, false, {}}},
+      {"pool show", {"pool.show", {"name"}, false, {}}},
+      {"pool add",
+       {"pool.add",
+        {"name"},
+        true,
+        {"--address", "--max-conns", "--managed", "--user", "--processes", "--php-fpm"}}},
+      {"pool remove", {"pool.remove", {"name"}, true, {}}},
+      {"pool assign", {"pool.assign", {"name", "instance"}, true, {"--as"}}},
+      {"pool release", {"pool.release", {"name"}, true, {}}},
   };
   return table;
 }
 
 bool takesValue(const std::string& option) {
-  return option != "--shared-cpus" && option != "--json";
+  return option != "--shared-cpus" && option != "--managed" && option != "--json";
+}
+
+// The words a command's positional arguments are called in messages.
+std::string wordsUsage(const std::string& op, const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) {
+    std::string upper = w == "name" && op.starts_with("pool.") ? "pool" : w;
+    if (w == "name" && op.starts_with("instance.")) upper = "instance";
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += (out.empty() ? "" : " ") + upper;
+  }
+  return out;
+}
+
+// pool add: external (--address [--max-conns]) or managed (--managed --user --processes
+// [--php-fpm]), never a mix; addresses are checked here, names by the controller.
+common::Status parsePoolAdd(const std::map<std::string, std::string>& options, ipc::Json& args) {
+  auto get = [&](const char* name) -> const std::string* {
+    auto it = options.find(name);
+    return it == options.end() ? nullptr : &it->second;
+  };
+  if (get("--managed") != nullptr) {
+    for (const char* no : {"--address", "--max-conns"}) {
+      if (get(no) != nullptr) {
+        return usage(std::string(no) +
+                     " is for external pools; a managed pool gets a socket "
+                     "from the controller and max_conns = --processes");
+      }
+    }
+    const std::string* user = get("--user");
+    const std::string* processes = get("--processes");
+    if (user == nullptr || processes == nullptr) {
+      return usage("pool add --managed needs --user USER and --processes N");
+    }
+    uint64_t n = 0;
+    if (!parseCount(*processes, 1024, n)) return usage("--processes needs a count from 1 to 1024");
+    args["managed"] = true;
+    args["user"] = *user;
+    args["processes"] = n;
+    if (const std::string* php_fpm = get("--php-fpm")) {
+      if (php_fpm->front() != '/') return usage("--php-fpm needs an absolute path");
+      args["php_fpm"] = *php_fpm;
+    }
+    return common::okStatus();
+  }
+  for (const char* no : {"--user", "--processes", "--php-fpm"}) {
+    if (get(no) != nullptr) return usage(std::string(no) + " is for managed pools (--managed)");
+  }
+  const std::string* address = get("--address");
+  if (address == nullptr) {
+    return usage("pool add needs --address unix:/PATH|tcp:HOST:PORT, or --managed");
+  }
+  common::config::PhpPoolConfig parsed;
+  common::Status valid = common::config::parsePhpPoolAddress(*address, parsed);
+  if (!valid.ok()) return usage("--address: " + valid.message());
+  args["address"] = *address;
+  if (const std::string* max_conns = get("--max-conns")) {
+    uint64_t n = 0;
+    if (!parseCount(*max_conns, 65535, n))
+      return usage("--max-conns needs a count from 1 to 65535");
+    args["max_conns"] = n;
+  }
+  return common::okStatus();
 }
 
 }  // namespace
@@ -146,8 +235,8 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
       if (options.count(name) != 0 || (name == "--socket" && !socket.empty())) {
         return usage(name + " given twice");
       }
-      if (name == "--shared-cpus") {
-        if (inline_value) return usage("--shared-cpus takes no value");
+      if (!takesValue(name)) {
+        if (inline_value) return usage(name + " takes no value");
         options[name] = "";
         continue;
       }
@@ -189,10 +278,10 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   }
   cmd.op = spec->op;
   cmd.write = spec->write;
-  if (spec->needs_name) {
-    if (words.size() <= used) return usage(cmd.op + " needs an instance NAME");
-    cmd.args["name"] = words[used++];
+  if (words.size() < used + spec->words.size()) {
+    return usage(cmd.op + " needs " + wordsUsage(cmd.op, spec->words));
   }
+  for (const std::string& key : spec->words) cmd.args[key] = words[used++];
   if (words.size() > used) return usage("unexpected argument '" + words[used] + "'");
   for (const auto& [name, value] : options) {
     if (spec->options.count(name) == 0) {
@@ -221,6 +310,12 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     if (!parseCount(*cpus, 4096, n)) return usage("--cpus needs a count from 1 to 4096");
     cmd.args["cpus"] = n;
   }
+  if (cmd.op == "pool.add") {
+    common::Status pool = parsePoolAdd(options, cmd.args);
+    if (!pool.ok()) return pool;
+    return cmd;
+  }
+  if (const std::string* as = get("--as")) cmd.args["as"] = *as;
   if (const std::string* user = get("--user")) cmd.args["user"] = *user;
   if (get("--shared-cpus") != nullptr) cmd.args["shared_cpus"] = true;
   if (const std::string* since = get("--since")) {

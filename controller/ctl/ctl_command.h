@@ -12,11 +12,19 @@
 //     instance set NAME --config FILE
 //     instance remove NAME
 //     instance start|stop|restart|reload NAME
+//     pool list
+//     pool show NAME
+//     pool add NAME --address unix:/PATH|tcp:HOST:PORT [--max-conns N]
+//     pool add NAME --managed --user USER --processes N [--php-fpm PATH]
+//     pool remove NAME
+//     pool assign POOL INSTANCE [--as NAME]
+//     pool release POOL
 //
 // --socket and --json may stand anywhere; the socket is --socket, else $SCALWS_SOCKET,
 // else /run/scalws/control.sock. A malformed command line is a usage error (exit 2) found
-// here, before any connection; what only the controller can judge (names, users, configs,
-// CPUs) it refuses itself (exit 1). Either way nothing changes.
+// here, before any connection (a pool address's syntax included); what only the controller
+// can judge (names, users, configs, CPUs) it refuses itself (exit 1). Either way nothing
+// changes.
 #pragma once
 
 #include <chrono>

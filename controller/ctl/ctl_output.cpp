@@ -173,6 +173,18 @@ std::string renderShow(const Json& r) {
                      state, num(p, "started_ms") == 0 ? "-" : formatTime(num(p, "started_ms")),
                      str(p, "restarts")});
   }
+  std::vector<std::vector<std::string>> pools;
+  for (const Json& p : r.value("php_pools", Json::array())) {
+    pools.push_back({str(p, "name"), str(p, "pool"), str(p, "address"),
+                     num(p, "max_conns") == 0 ? "-" : str(p, "max_conns"), str(p, "share")});
+  }
+  for (const Json& n : r.value("unbound_pools", Json::array())) {
+    pools.push_back({n.get<std::string>(), "(none assigned)", "-", "-", "-"});
+  }
+  if (!pools.empty()) {
+    out += "\nPHP pools:\n";
+    out += renderTable({"NAME", "POOL", "ADDRESS", "MAX_CONNS", "SHARE"}, pools);
+  }
   out += "\nprocesses:\n";
   out += procs.empty()
              ? "  none\n"
@@ -181,6 +193,72 @@ std::string renderShow(const Json& r) {
   out += "\nevents (newest first):\n";
   const Json& events = r.value("events", Json::array());
   out += events.empty() ? "  none\n" : eventsTable(events);
+  return out;
+}
+
+std::string poolInstance(const Json& p) {
+  if (!p.contains("instance") || p["instance"].is_null()) return "-";
+  std::string out = str(p, "instance");
+  if (str(p, "as") != str(p, "name")) out += " as " + str(p, "as");
+  return out;
+}
+
+std::string renderPools(const Json& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& p : r.value("pools", Json::array())) {
+    const Json& proc = p.contains("process") ? p["process"] : Json(nullptr);
+    std::string pid = proc.is_object() && num(proc, "pid") != 0 ? str(proc, "pid") : "-";
+    rows.push_back({str(p, "name"), str(p, "kind"), str(p, "address"),
+                    num(p, "max_conns") == 0 ? "-" : str(p, "max_conns"), poolInstance(p),
+                    str(p, "state"), pid});
+  }
+  if (rows.empty()) return "no PHP pools\n";
+  return renderTable({"NAME", "KIND", "ADDRESS", "MAX_CONNS", "INSTANCE", "STATE", "PID"}, rows);
+}
+
+std::string renderPool(const Json& p) {
+  std::string out;
+  out += line("name", str(p, "name"));
+  out += line("kind", str(p, "kind"));
+  out += line("address", str(p, "address"));
+  out += line("max conns", num(p, "max_conns") == 0 ? "unknown (a connection per request)"
+                                                    : str(p, "max_conns"));
+  std::string instance = poolInstance(p);
+  if (instance != "-" && num(p, "share") > 0) {
+    instance += " (" + str(p, "share") + " kept connection(s) per worker loop)";
+  }
+  out += line("instance", instance);
+  if (str(p, "kind") == "managed") {
+    out += line("php-fpm", str(p, "php_fpm") + " as " + str(p, "user") + ", " +
+                               str(p, "processes") + " process(es)");
+    const Json& proc = p.contains("process") ? p["process"] : Json(nullptr);
+    std::string state = str(p, "state");
+    if (proc.is_object()) {
+      if (num(proc, "pid") != 0) state += ", pid " + str(proc, "pid");
+      if (proc.value("adopted", false)) state += " (adopted)";
+      if (proc.contains("restart_in_ms")) {
+        state += " in " + formatDuration(num(proc, "restart_in_ms"));
+      }
+      state += ", " + str(proc, "restarts") + " restart(s)";
+    }
+    out += line("state", state);
+    if (proc.is_object()) {
+      if (!str(proc, "last_exit", "").empty()) out += line("last exit", str(proc, "last_exit"));
+      out += line("socket group", str(proc, "socket_group"));
+      out += line("config", str(proc, "config_path"));
+      out += line("log", str(proc, "log_path"));
+    }
+  }
+  out += line("created", formatTime(num(p, "created_ms")));
+  out += line("updated", formatTime(num(p, "updated_ms")));
+  return out;
+}
+
+std::string renderAssigned(const Json& p) {
+  std::string out = "pool " + str(p, "name") + " assigned to instance " + str(p, "instance") +
+                    " as " + str(p, "as");
+  if (!str(p, "replaced", "").empty()) out += " (replacing pool " + str(p, "replaced") + ")";
+  out += "\nrunning workers take it on `scalwsctl instance reload " + str(p, "instance") + "`\n";
   return out;
 }
 
@@ -250,7 +328,10 @@ std::string renderResult(const std::string& op, const Json& result) {
     return events.empty() ? "no events\n" : eventsTable(events);
   }
   if (op == "instance.metrics") return renderInstanceMetrics(result);
-  if (op == "instance.remove") return "removed\n";
+  if (op == "instance.remove" || op == "pool.remove") return "removed\n";
+  if (op == "pool.list") return renderPools(result);
+  if (op == "pool.assign") return renderAssigned(result);
+  if (op.starts_with("pool.")) return renderPool(result);
   if (result.contains("name")) return instanceLine(result);
   return "done\n";
 }

@@ -86,6 +86,7 @@ Status validatePool(const PoolRecord& pool) {
                                    ": user, processes and php-fpm path are for managed pools");
   }
   if (pool.instance) SCALWS_RETURN_IF_ERROR(validateName("instance", *pool.instance));
+  if (!pool.assigned_as.empty()) SCALWS_RETURN_IF_ERROR(validateName("pool", pool.assigned_as));
   return Status();
 }
 

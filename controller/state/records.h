@@ -69,8 +69,11 @@ struct PoolRecord {
   uint32_t processes = 0;               // managed only, >= 1
   std::string php_fpm_path;             // managed only; "" = the controller's default binary
   std::optional<std::string> instance;  // the instance it is assigned to
-  int64_t created_ms = 0;               // set by the store
-  int64_t updated_ms = 0;               // set by the store
+  // While assigned: the name the instance's php routes call it by (pool name rules;
+  // defaults to the pool's own name). Empty while unassigned.
+  std::string assigned_as;
+  int64_t created_ms = 0;  // set by the store
+  int64_t updated_ms = 0;  // set by the store
 };
 
 // Checks a pool's fields (name, address form, managed/external consistency).

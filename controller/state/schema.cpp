@@ -148,10 +148,25 @@ CREATE TABLE workers (
 CREATE INDEX workers_by_instance ON workers (instance, slot);
 )sql";
 
+// Migration 4: the name an instance's php routes use for a pool assigned to it (issue 7).
+// An instance's config names pools in its routes ("main"); `pool assign POOL INSTANCE --as
+// main` binds a registered pool to that name, so reassigning a site to another pool is one
+// command and a reload. A name is bound to at most one pool per instance. Pools assigned
+// before this migration keep their own name. Meaningful only while `instance` is set.
+constexpr std::string_view kPoolBindingSchema = R"sql(
+ALTER TABLE php_pools ADD COLUMN assigned_as TEXT
+  CHECK (assigned_as IS NULL OR (length(assigned_as) BETWEEN 1 AND 64
+         AND assigned_as GLOB '[A-Za-z0-9]*' AND assigned_as NOT GLOB '*[^A-Za-z0-9._-]*'));
+UPDATE php_pools SET assigned_as = name WHERE instance IS NOT NULL;
+CREATE UNIQUE INDEX php_pools_binding ON php_pools (instance, assigned_as)
+  WHERE instance IS NOT NULL;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "instances, cpu_assignments, php_pools, events", kInitialSchema},
     {2, "metrics_10s and metrics_1m rollups", kMetricsSchema},
     {3, "workers: live worker processes, for re-attaching", kWorkersSchema},
+    {4, "php_pools.assigned_as: the name an instance's php routes use", kPoolBindingSchema},
 };
 
 }  // namespace

@@ -17,6 +17,8 @@
 //   - assignPool is refused while the pool is assigned to another instance: taking a pool
 //     (running as its tenant's user) from one tenant to give it to another is done in two
 //     explicit steps, releasePool then assignPool.
+//   - an instance names its pools in its php routes; assignPool binds a pool to one such
+//     name ("as"), at most one pool per name and instance (php_pools.assigned_as).
 // Errors: kNotFound for an unknown instance or pool, kAlreadyExists for a taken name,
 // kInvalidArgument for bad fields, kResourceExhausted when CPUs run out (the allocator's
 // message), kFailedPrecondition for refused removals, kTimeout when the DB stayed locked.
@@ -92,7 +94,12 @@ class StateStore {
   // Stores a pool (created_ms/updated_ms are set here); pool.instance, when set, assigns it.
   common::Result<PoolRecord> addPool(const PoolRecord& pool);
   common::Status removePool(const std::string& name);
-  common::Status assignPool(const std::string& pool, const std::string& instance);
+  // Assigns `pool` to `instance` under the name `as` its php routes use ("" = the pool's
+  // own name). The pool that held that name on the instance, if any, is released in the
+  // same transaction (its name in *replaced). Assigning again as the same name is a no-op.
+  common::Status assignPool(const std::string& pool, const std::string& instance,
+                            const std::string& as = "",
+                            std::optional<std::string>* replaced = nullptr);
   common::Status releasePool(const std::string& pool);  // unassigns; ok when unassigned
   common::Result<PoolRecord> getPool(const std::string& name);
   common::Result<std::vector<PoolRecord>> listPools();  // by name
@@ -140,6 +147,9 @@ class StateStore {
   common::Status requireInstance(const std::string& name);
   common::Result<std::vector<cpu::CpuAssignment>> readAssignments(const std::string* instance);
   common::Result<std::optional<PoolRecord>> readPool(const std::string& name);
+  // The pool assigned to `instance` as `as`, if any.
+  common::Result<std::optional<std::string>> poolBoundAs(const std::string& instance,
+                                                         const std::string& as);
 
   SqliteDb db_;
   cpu::CpuAllocator allocator_;

@@ -33,9 +33,6 @@ match = {{ suffix = ".php" }}
 php = {{ pool = "slow", root = "{root}" }}
 [[route]]
 respond = {{ body = "hello\\n" }}
-[php_pool.slow]
-address = "tcp:127.0.0.1:{fcgi_port}"
-max_conns = {max_conns}
 """
 
 
@@ -124,8 +121,18 @@ class Site:
             with open(os.path.join(self.root, path), "w") as f:
                 f.write(text)
             os.chmod(os.path.join(self.root, path), 0o644)
-        self.config = SITE.format(port=self.port, root=self.root, fcgi_port=fcgi_port,
-                                  max_conns=max_conns)
+        self.config = SITE.format(port=self.port, root=self.root)
+        self.fcgi_port = fcgi_port
+        self.max_conns = max_conns
+
+    def add_to(self, c, name, *args):
+        """The instance, and the FastCGI pool its php route calls "slow" (pools are the
+        controller's: registered and assigned with scalwsctl)."""
+        c.add(name, self.config, *args)
+        pool = name + "-pool"
+        c.ctl("pool", "add", pool, "--address", "tcp:127.0.0.1:%d" % self.fcgi_port,
+              "--max-conns", str(self.max_conns))
+        c.ctl("pool", "assign", pool, name, "--as", "slow")
 
     def cleanup(self):
         shutil.rmtree(self.root, ignore_errors=True)
@@ -155,7 +162,7 @@ def test_known_requests_are_counted_exactly_and_split_by_class_and_action():
     site = Site()
     try:
         with Controller() as c:
-            c.add(name, site.config)
+            site.add_to(c, name)
             c.ctl("instance", "start", name)
             assert [get(site.port, "/") for _ in range(30)] == [200] * 30
             assert [get(site.port, "/missing") for _ in range(10)] == [404] * 10
@@ -205,7 +212,7 @@ def test_latency_percentiles_land_within_one_bucket_of_a_known_delay():
     site = Site(fcgi_port=pool.port, max_conns=1)
     try:
         with Controller() as c:
-            c.add(name, site.config)
+            site.add_to(c, name)
             c.ctl("instance", "start", name)
             for _ in range(10):
                 status, body = http_get(site.port, "/slow.php")
@@ -243,7 +250,7 @@ def test_killing_a_worker_never_makes_totals_go_backwards():
     mport = free_port()
     try:
         with Controller(extra_args=["--metrics-listen", "127.0.0.1:%d" % mport]) as c:
-            c.add(name, site.config, "--cpus", "2")
+            site.add_to(c, name, "--cpus", "2")
             c.ctl("instance", "start", name)
             for _ in range(40):
                 assert get(site.port, "/") == 200
@@ -275,7 +282,7 @@ def test_rollups_reach_the_db_and_answer_a_long_window_after_a_controller_restar
     first = Controller()
     first.start()
     try:
-        first.add(name, site.config)
+        site.add_to(first, name)
         first.ctl("instance", "start", name)
         for _ in range(12):
             assert get(site.port, "/") == 200

@@ -9,6 +9,7 @@
 #include "worker/metrics/metrics_area.h"
 #include "worker/metrics/process_stats.h"
 #include "worker/server/instance_loops.h"
+#include "worker/server/instance_pools.h"
 #include "worker/server/instance_session.h"
 #include "worker/server/worker_sandbox.h"
 
@@ -81,6 +82,7 @@ class InstanceServer final : public InstanceHost {
     if (!report.ok()) {
       return common::Status(report.status().code(), "sandbox: " + report.status().message());
     }
+    allowance_ = connectAllowanceOf(*report, plan.snapshot->site());
     loops_ = std::make_unique<InstanceLoops>(&uv_, plan.snapshot, std::move(per_loop),
                                              metrics_area_, process_stats_.get());
     loops_->start([this] { closeHandles(); });
@@ -94,6 +96,10 @@ class InstanceServer final : public InstanceHost {
                      std::function<void()> on_applied) override {
     if (!loops_) return on_applied();
     loops_->broadcastSnapshot(snapshot, std::move(on_applied));
+  }
+
+  common::Status admits(const ConfigSnapshot& next) override {
+    return poolsFitSandbox(allowance_, next.site());
   }
 
   void stop() override {
@@ -166,6 +172,7 @@ class InstanceServer final : public InstanceHost {
   std::unique_ptr<ProcessStats> process_stats_;
   uv_timer_t metrics_timer_{};
   bool metrics_timer_started_ = false;
+  ConnectAllowance allowance_;  // fixed by the sandbox entered in goLive
   int exit_code_ = 0;
   bool closed_ = false;
 };

@@ -11,6 +11,7 @@
 #include "common/config/config_loader.h"
 #include "common/log.h"
 #include "ipc/peer_credentials.h"
+#include "worker/server/instance_pools.h"
 #include "worker/server/site_runtime.h"
 
 namespace scalws::worker {
@@ -102,19 +103,22 @@ Result<InstanceSettings> parseInstanceSettings(const Json& args) {
 }
 
 Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
-    const std::string& text, const std::string& config_path, const InstanceSettings& settings) {
+    const std::string& text, const std::string& config_path, const InstanceSettings& settings,
+    const std::vector<ipc::PhpPoolGrant>& pools) {
   common::config::LoadOptions options;
   options.allow_server_table = false;  // mode, CPUs and user are the controller's
+  options.php_pools_from_controller = true;
   Result<common::config::SiteConfig> site =
       common::config::loadSiteConfigString(text, config_path, options);
   if (!site.ok()) return site.status();
+  SCALWS_RETURN_IF_ERROR(applyPhpPoolGrants(*site, pools));
   common::config::ServerConfig server;
   server.workers = settings.loops;
   server.mode = settings.mode;
   server.cpus = settings.cpus.ids();
   server.user = settings.user;
   site->server = std::move(server);
-  return ConfigSnapshot::build(std::move(site).value());
+  return ConfigSnapshot::build(std::move(site).value(), phpPoolShares(pools));
 }
 
 InstanceSession::InstanceSession(uv_loop_t* loop, std::string instance, UniqueFd channel,
@@ -224,6 +228,7 @@ Json InstanceSession::helloArgs(bool attached) const {
   args["user"] = s.user;
   args["config"] = config_text_;
   args["config_path"] = config_path_;
+  args["php_pools"] = ipc::phpPoolGrantsJson(php_pools_);
   args["listeners"] = listenersJson(true);
   return args;
 }
@@ -252,12 +257,15 @@ void InstanceSession::onConfig(const ipc::Message& request, ipc::Replier replier
   Result<std::string> path = ipc::stringField(request.args, "config_path");
   if (!text.ok()) return replier.fail(text.status());
   if (!path.ok()) return replier.fail(path.status());
-  auto snapshot = buildInstanceSnapshot(*text, *path, *settings);
+  Result<std::vector<ipc::PhpPoolGrant>> pools = ipc::parsePhpPoolGrants(request.args);
+  if (!pools.ok()) return replier.fail(pools.status());
+  auto snapshot = buildInstanceSnapshot(*text, *path, *settings, *pools);
   if (!snapshot.ok()) return replier.fail(snapshot.status());
   plan_.settings = std::move(settings).value();
   plan_.snapshot = std::move(snapshot).value();
   config_text_ = std::move(text).value();
   config_path_ = std::move(path).value();
+  php_pools_ = std::move(pools).value();
   state_ = State::kAwaitListeners;
   replier.ok();
 }
@@ -352,15 +360,20 @@ void InstanceSession::onReload(const ipc::Message& request, ipc::Replier replier
   Result<std::string> path = ipc::stringField(request.args, "config_path");
   if (!text.ok()) return replier.fail(text.status());
   if (!path.ok()) return replier.fail(path.status());
-  auto snapshot = buildInstanceSnapshot(*text, *path, plan_.settings);
+  Result<std::vector<ipc::PhpPoolGrant>> pools = ipc::parsePhpPoolGrants(request.args);
+  if (!pools.ok()) return replier.fail(pools.status());
+  auto snapshot = buildInstanceSnapshot(*text, *path, plan_.settings, *pools);
   if (!snapshot.ok()) return replier.fail(snapshot.status());
   if (!sameListeners(plan_.snapshot->site(), (*snapshot)->site())) {
     return replier.fail(ipc::errc::kFailed,
                         "the listen addresses changed; that needs a restart of the instance");
   }
+  Status admitted = host_.admits(**snapshot);
+  if (!admitted.ok()) return replier.fail(admitted);
   plan_.snapshot = *snapshot;
   config_text_ = std::move(text).value();
   config_path_ = std::move(path).value();
+  php_pools_ = std::move(pools).value();
   auto shared = std::make_shared<ipc::Replier>(std::move(replier));
   std::string name = instance_;
   host_.applySnapshot(std::move(snapshot).value(), [shared, name] {

@@ -4,15 +4,18 @@
 // The conversation (every request is answered; ops as in ipc/ops.cpp):
 //   worker -> hello      {pid, instance, attached:false, attach_address}
 //   ctl    -> config     {instance, slot, mode:"multi"|"single", loops, cpus:"0-1", user,
-//                         config:"<TOML without [server]>", config_path, controller_uid}
-//                         the worker loads and builds its snapshot; an error reply says why
+//                         config:"<TOML without [server]>", config_path, controller_uid,
+//                         php_pools:[{name, address, max_conns, share}]}
+//                         the worker loads and builds its snapshot with the pools the
+//                         controller assigned (instance_pools.h); an error reply says why
 //   ctl    -> listeners  {listeners:[{loop, address, port, tls}]} + one fd per entry, in
 //                         order: bound, listening sockets (the worker never binds)
 //   worker -> ready      {ok:true, pid, loops, listeners:[{loop, address, port, tls, fd}],
 //                         sandbox:{...}} once it serves, or {ok:false, error} and it exits
-//   ctl    -> reload     {config, config_path}: swap to a new snapshot in place, answered
-//                         once every loop uses it; refused (error reply, old config kept)
-//                         when invalid or the listen addresses differ
+//   ctl    -> reload     {config, config_path, php_pools}: swap to a new snapshot in place,
+//                         answered once every loop uses it; refused (error reply, old
+//                         config kept) when invalid, when the listen addresses differ or
+//                         when a pool is outside the sandbox in force (InstanceHost::admits)
 //   ctl    -> stop       {}: acknowledged at once, then a graceful stop; the process exits
 //                         0 when the last connection is done (shutdown_timeout at most)
 //   worker -> metrics    {pid, slot, metrics: MetricsSnapshot (common/metrics toJson)}: a
@@ -26,7 +29,7 @@
 // peer's uid (SO_PEERCRED) is 0 or the uid that started this worker, then says
 //   worker -> hello      {pid, instance, slot, attached:true, state:"serving"|"stopping",
 //                         attach_address, mode, loops, cpus, user, config, config_path,
-//                         listeners:[{loop, address, port, tls, fd}]}
+//                         php_pools, listeners:[{loop, address, port, tls, fd}]}
 // and the conversation goes on with reload/stop as before. The fd numbers let the new
 // controller take copies of the listeners (pidfd_getfd) so a crashed worker's queue is
 // kept for its replacement. A channel that closes before the worker serves ends it: it
@@ -48,6 +51,7 @@
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "ipc/endpoint.h"
+#include "ipc/php_pool_grants.h"
 #include "worker/config_snapshot.h"
 
 namespace scalws::worker {
@@ -76,9 +80,11 @@ struct InstanceSettings {
 common::Result<InstanceSettings> parseInstanceSettings(const ipc::Json& args);
 
 // Loads TOML text the controller sent (never a [server] table) and builds the snapshot with
-// the server settings taken from `settings`: mode, loops, CPUs and user. Pure.
+// the server settings taken from `settings` (mode, loops, CPUs and user) and the PHP pools
+// from `pools`. Pure.
 common::Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
-    const std::string& text, const std::string& config_path, const InstanceSettings& settings);
+    const std::string& text, const std::string& config_path, const InstanceSettings& settings,
+    const std::vector<ipc::PhpPoolGrant>& pools = {});
 
 // What the session hands its host once config and listeners are in.
 struct InstancePlan {
@@ -98,6 +104,12 @@ class InstanceHost {
   // later) once new requests start on it.
   virtual void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot,
                              std::function<void()> on_applied) = 0;
+  // Whether a reload to `next` can work inside what the host entered at goLive (the
+  // sandbox cannot be widened): an error refuses the reload, saying why.
+  virtual common::Status admits(const ConfigSnapshot& next) {
+    (void)next;
+    return common::okStatus();
+  }
   // Graceful stop; the host calls InstanceSession::close() once every loop drained.
   virtual void stop() = 0;
   // The worker cannot go on (no controller before serving, or it could not go live):
@@ -170,6 +182,7 @@ class InstanceSession {
   InstancePlan plan_;
   std::string config_text_;
   std::string config_path_;
+  std::vector<ipc::PhpPoolGrant> php_pools_;
 };
 
 }  // namespace scalws::worker

@@ -14,6 +14,19 @@ TEST(ControllerOptionsTest, DefaultsAreTheIssuesPaths) {
   EXPECT_EQ(o->socket_path, "/run/scalws/control.sock");
   EXPECT_EQ(o->reserve_cpus, "");
   EXPECT_EQ(o->restart.crash_limit, RestartLimits().crash_limit);
+  EXPECT_EQ(o->pool_dir, "/run/scalws/php");
+  EXPECT_EQ(o->php_fpm, "/usr/sbin/php-fpm8.2");
+}
+
+TEST(ControllerOptionsTest, ManagedPoolFlags) {
+  auto o = parseControllerArgs({"--pool-dir", "/run/x/php", "--php-fpm", "/opt/php/php-fpm"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->pool_dir, "/run/x/php");
+  EXPECT_EQ(o->php_fpm, "/opt/php/php-fpm");
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--pool-dir"}, {"--pool-dir", "run/php"}, {"--php-fpm", "php-fpm8.2"}}) {
+    EXPECT_EQ(parseControllerArgs(bad).status().code(), StatusCode::kInvalidArgument) << bad[0];
+  }
 }
 
 TEST(ControllerOptionsTest, EveryFlag) {

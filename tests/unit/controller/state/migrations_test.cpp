@@ -125,6 +125,28 @@ TEST(MigrationsTest, OldDatabaseIsUpgradedKeepingItsRows) {
   EXPECT_EQ(web->created_ms, 1000);
 }
 
+TEST(MigrationsTest, PoolsAssignedBeforeVersion4KeepTheirOwnName) {
+  TempDir dir;
+  {
+    SqliteDb db = openOk(dir.file("state.db"));
+    ASSERT_TRUE(migrate(db, allMigrations().first(3)).ok());
+    common::Status st = db.exec(
+        "INSERT INTO instances VALUES ('web', 'multi', 1, 0, 'nobody', '[[listen]]', "
+        "'/etc/web.toml', 'stopped', 'stopped', '', 1000, 2000);"
+        "INSERT INTO php_pools VALUES ('main', 'unix:/run/php.sock', 8, 0, '', 0, '', 'web', "
+        "1000, 1000), ('spare', 'unix:/run/spare.sock', 0, 0, '', 0, '', NULL, 1000, 1000);");
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+  SqliteDb db = openOk(dir.file("state.db"));
+  ASSERT_TRUE(migrate(db).ok());
+  EXPECT_EQ(queryText(db, "SELECT assigned_as FROM php_pools WHERE name = 'main'"), "main");
+  EXPECT_EQ(queryInt(db,
+                     "SELECT count(*) FROM php_pools WHERE name = 'spare' AND "
+                     "assigned_as IS NULL"),
+            1);
+  EXPECT_FALSE(db.exec("UPDATE php_pools SET assigned_as = '-bad' WHERE name = 'main'").ok());
+}
+
 TEST(MigrationsTest, DatabaseFromTheFutureIsRefused) {
   TempDir dir;
   {

@@ -158,5 +158,68 @@ TEST_F(PoolStoreTest, AssignReleaseAndTheRulesBetween) {
   EXPECT_EQ(count("SELECT count(*) FROM events WHERE kind = 'pool.removed'"), 1);
 }
 
+TEST_F(PoolStoreTest, AssignAsBindsARouteNameAndReplacesItsHolder) {
+  StateStore store = open();
+  ASSERT_TRUE(store.addInstance(instance("shop", 1, true)).ok());
+  ASSERT_TRUE(store.addInstance(instance("blog", 1, true)).ok());
+  for (const char* name : {"fpm-a", "fpm-b", "admin"}) {
+    ASSERT_TRUE(store.addPool(externalPool(name)).ok());
+  }
+  std::optional<std::string> replaced = "stale";
+  ASSERT_TRUE(store.assignPool("fpm-a", "shop", "main", &replaced).ok());
+  EXPECT_EQ(replaced, std::nullopt);
+  EXPECT_EQ(store.getPool("fpm-a")->assigned_as, "main");
+  ASSERT_TRUE(store.assignPool("admin", "shop").ok());  // under its own name
+  EXPECT_EQ(store.getPool("admin")->assigned_as, "admin");
+
+  // The name moves to another pool in one step; the one that had it is released.
+  ASSERT_TRUE(store.assignPool("fpm-b", "shop", "main", &replaced).ok());
+  EXPECT_EQ(replaced, "fpm-a");
+  EXPECT_EQ(store.getPool("fpm-a")->instance, std::nullopt);
+  EXPECT_EQ(store.getPool("fpm-a")->assigned_as, "");
+  EXPECT_EQ(store.getPool("fpm-b")->instance, "shop");
+  EXPECT_EQ(store.getPool("admin")->instance, "shop");  // other names are untouched
+  EXPECT_EQ(count("SELECT count(*) FROM events WHERE kind = 'pool.released' AND message = "
+                  "'pool fpm-a released (replaced by fpm-b as main)'"),
+            1);
+  ASSERT_TRUE(store.assignPool("fpm-b", "shop", "main", &replaced).ok());  // already so
+  EXPECT_EQ(replaced, std::nullopt);
+
+  // The same name on another instance is another binding.
+  ASSERT_TRUE(store.assignPool("fpm-a", "blog", "main").ok());
+  // A pool renamed within its instance keeps it.
+  ASSERT_TRUE(store.assignPool("admin", "shop", "backoffice").ok());
+  EXPECT_EQ(store.getPool("admin")->assigned_as, "backoffice");
+  EXPECT_EQ(store.assignPool("admin", "shop", "../x").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.getPool("admin")->assigned_as, "backoffice");
+
+  // Removing the instance releases its pools and forgets the names.
+  ASSERT_TRUE(store.removeInstance("shop").ok());
+  EXPECT_EQ(store.getPool("fpm-b")->instance, std::nullopt);
+  EXPECT_EQ(store.getPool("fpm-b")->assigned_as, "");
+  ASSERT_TRUE(store.addInstance(instance("shop", 1, true)).ok());
+  ASSERT_TRUE(store.assignPool("fpm-b", "shop", "backoffice").ok());
+  EXPECT_EQ(store.getPool("fpm-b")->assigned_as, "backoffice");
+}
+
+TEST_F(PoolStoreTest, TheDbAllowsOneBindingPerNameAndInstance) {
+  StateStore store = open();
+  ASSERT_TRUE(store.addInstance(instance("shop")).ok());
+  PoolRecord a = externalPool("a");
+  a.instance = "shop";
+  a.assigned_as = "main";
+  ASSERT_TRUE(store.addPool(a).ok());
+  PoolRecord b = externalPool("b");
+  b.instance = "shop";
+  b.assigned_as = "main";
+  EXPECT_EQ(store.addPool(b).status().code(), StatusCode::kAlreadyExists);
+  // Even a writer that skips the store's checks cannot bind a name twice.
+  common::Status direct = store.dbForTest().exec(
+      "INSERT INTO php_pools (name, address, max_conns, managed, managed_user, processes, "
+      "php_fpm_path, instance, created_ms, updated_ms, assigned_as) VALUES "
+      "('c', 'unix:/c', 0, 0, '', 0, '', 'shop', 1, 1, 'main')");
+  EXPECT_FALSE(direct.ok());
+}
+
 }  // namespace
 }  // namespace scalws::controller::state

@@ -45,6 +45,16 @@ class FakeHost : public InstanceHost {
   }
   void stop() override { ++stops; }
   void fail(const Status& status) override { failures.push_back(status); }
+  Status admits(const ConfigSnapshot& next) override {
+    ++admit_checks;
+    for (const auto& pool : next.phpPools()) {
+      if (pool.address_text.starts_with("tcp:")) {
+        return Status(StatusCode::kFailedPrecondition, "outside the sandbox: " + pool.address_text);
+      }
+    }
+    return Status();
+  }
+  int admit_checks = 0;
 
   int go_live_calls = 0;
   size_t listeners = 0;
@@ -298,6 +308,63 @@ TEST_F(InstanceSessionTest, ReloadSwapsInPlaceOrKeepsTheRunningConfig) {
   EXPECT_FALSE(request("reload", {{"config", "nonsense = ["}, {"config_path", "/x"}}).ok());
   EXPECT_FALSE(request("reload", {{"config", next}}).ok());  // no config_path
   EXPECT_EQ(host_.applied, 1);
+}
+
+TEST_F(InstanceSessionTest, PhpPoolsComeWithTheConfigAndEveryReload) {
+  const std::string php_site =
+      "[[listen]]\naddress = \"127.0.0.1:8080\"\n"
+      "[[route]]\nphp = { pool = \"main\", root = \"/tmp\" }\n";
+  Json pools_a = Json::array({{{"name", "main"},
+                               {"address", "unix:/run/scalws/php/a.sock"},
+                               {"max_conns", 8},
+                               {"share", 4}}});
+  ASSERT_TRUE(session_->start().ok());
+  ASSERT_TRUE(
+      loop_.runUntil([&] { return session_->state() == InstanceSession::State::kAwaitConfig; }));
+  Json config = settings();
+  config["config"] = php_site;
+  Result<Json> unbound = request("config", config);  // no pool for the route
+  ASSERT_FALSE(unbound.ok());
+  EXPECT_NE(unbound.status().message().find("as \"main\""), std::string::npos)
+      << unbound.status().message();
+  config["php_pools"] = pools_a;
+  ASSERT_TRUE(request("config", config).ok());
+  ASSERT_TRUE(request("listeners", twoListenersJson(), twoListeners()).ok());
+  ASSERT_TRUE(loop_.runUntil([&] { return !controller_->readies.empty(); }));
+  ASSERT_EQ(host_.snapshot->phpPools().size(), 1u);
+  EXPECT_EQ(host_.snapshot->phpPools()[0].share, 4u);
+
+  // Another pool under the same name: swapped in place.
+  Json pools_b = pools_a;
+  pools_b[0]["address"] = "unix:/run/scalws/php/b.sock";
+  pools_b[0]["share"] = 1;
+  ASSERT_TRUE(request("reload", {{"config", php_site},
+                                 {"config_path", "/etc/scalws/web.toml"},
+                                 {"php_pools", pools_b}})
+                  .ok());
+  EXPECT_EQ(host_.applied, 1);
+  EXPECT_EQ(host_.snapshot->phpPools()[0].address_text, "unix:/run/scalws/php/b.sock");
+  EXPECT_EQ(host_.snapshot->phpPools()[0].share, 1u);
+
+  // One the sandbox in force cannot reach: refused, the running pools stay.
+  Json pools_tcp = pools_a;
+  pools_tcp[0]["address"] = "tcp:127.0.0.1:9000";
+  Result<Json> refused = request(
+      "reload",
+      {{"config", php_site}, {"config_path", "/etc/scalws/web.toml"}, {"php_pools", pools_tcp}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("outside the sandbox"), std::string::npos);
+  EXPECT_EQ(host_.applied, 1);
+  EXPECT_FALSE(request("reload", {{"config", php_site}, {"config_path", "/etc/scalws/web.toml"}})
+                   .ok());  // and without its pool the route cannot run
+  EXPECT_EQ(host_.applied, 1);
+
+  // A controller that attaches later learns which pools run.
+  controller_.reset();
+  loop_.spin(5);
+  FakeController next(loop_.get(), connectHex(session_->attachAddress()));
+  ASSERT_TRUE(loop_.runUntil([&] { return !next.hellos.empty(); }));
+  EXPECT_EQ(next.hellos.front()["php_pools"], pools_b);
 }
 
 TEST_F(InstanceSessionTest, StopIsAcknowledgedAndHandedToTheHost) {
