@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # bench/run.sh — ScalWS side by side with nginx, same worker count, same pinning, rotated
 # rounds; results under bench/results/ naming the tree they measured. See bench/README.md.
-set -euo pipefail
+set -Eeuo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
@@ -56,13 +56,16 @@ set_defaults() {
   ncpu=$(nproc)
   SCENARIOS=("${BENCH_SCENARIOS[@]}")
   SERVER_SPEC=scalws,nginx
-  ROUNDS=3
-  DURATION=5
+  ROUNDS=5
+  DURATION=3
   WARMUP=2
-  DOUBLE_DURATION=2
+  DOUBLE_DURATION=1
   QUICK_DURATION=1
   QUIET_WAIT=20
   QUIET_BUDGET=120
+  ROUND_RETRIES=2
+  RETRY_BUDGET=8
+  RETRIES_USED=0
   WORKERS=1
   PEER_WORKERS=1
   PHP_CHILDREN=16
@@ -167,6 +170,14 @@ setup_rundir() {
   : >"$RAW_JSONL"
   trap on_exit EXIT
   trap 'log "interrupted"; exit 130' INT TERM
+  trap 'log "signal HUP"; exit 129' HUP
+  trap 'log "signal PIPE"; exit 141' PIPE
+  trap 'on_err "${BASH_SOURCE[0]}" "$LINENO" "$BASH_COMMAND"' ERR
+}
+
+# set -e stops the run at a failed command; say which, so it never ends silently.
+on_err() {
+  printf 'bench: error: %s:%s: command failed: %s\n' "$1" "$2" "$3" >&2
 }
 
 on_exit() {
@@ -186,6 +197,12 @@ pin_self() {
   taskset -pc "$CLIENT_CPUS" $$ >/dev/null || warn "could not pin the driver to $CLIENT_CPUS"
 }
 
+# The second word of a tool's first output line ("wrk 4.1.0 ..." -> 4.1.0). wrk -v exits 1.
+version_word() (
+  set +o pipefail
+  "$@" 2>&1 | awk 'NR == 1 {print $2}'
+)
+
 write_meta() {
   local commit branch dirty=0 governor cpu_model
   commit=$(git -C "$REPO_DIR" rev-parse HEAD 2>/dev/null || echo unknown)
@@ -200,10 +217,10 @@ write_meta() {
   local -a versions=(
     "nginx=$(server_version nginx)"
     "scalwsd=$(server_version scalws)"
-    "wrk=$(wrk -v 2>&1 | head -n1 | awk '{print $2}')"
-    "h2load=$(h2load --version 2>&1 | head -n1 | awk '{print $2}')"
-    "php-fpm=$("$PHP_FPM_BIN" -v 2>/dev/null | head -n1 | awk '{print $2}')"
-    "openssl=$(openssl version | awk '{print $2}')"
+    "wrk=$(version_word wrk -v)"
+    "h2load=$(version_word h2load --version)"
+    "php-fpm=$(version_word "$PHP_FPM_BIN" -v)"
+    "openssl=$(version_word openssl version)"
   )
   local -a vargs=()
   local v
@@ -311,16 +328,37 @@ run_scenario() {
       for ((r = 1; r <= ROUNDS; r++)); do
         local -a order=("${RUNNING[@]}")
         ((r % 2 == 0)) && mapfile -t order < <(printf '%s\n' "${RUNNING[@]}" | tac)
-        for name in "${order[@]}"; do
-          measure_run "$name" "$scenario" "$conns" "$DURATION" measure "$r"
-          if ((DOUBLE_DURATION > 0)); then
-            measure_run "$name" "$scenario" $((conns * 2)) "$DOUBLE_DURATION" double "$r"
-          fi
+        local attempt=1
+        while :; do
+          for name in "${order[@]}"; do
+            measure_run "$name" "$scenario" "$conns" "$DURATION" measure "$r" "$attempt"
+            if ((DOUBLE_DURATION > 0)); then
+              measure_run "$name" "$scenario" $((conns * 2)) "$DOUBLE_DURATION" double "$r" \
+                "$attempt"
+            fi
+          done
+          round_needs_again "$scenario" "$r" "$attempt" || break
+          attempt=$((attempt + 1))
         done
       done
     fi
   fi
   scenario_tear_down
+}
+
+# True when round R (this attempt) was contended by other processes and the run may still
+# measure it again (ROUND_RETRIES per round, RETRY_BUDGET per run).
+round_needs_again() {
+  local scenario=$1 r=$2 attempt=$3
+  "$PY" "$BENCH_DIR/lib/bench.py" contended --raw "$RAW_JSONL" --scenario "$scenario" \
+    --round "$r" --attempt "$attempt" || return 1
+  if ((attempt > ROUND_RETRIES || RETRIES_USED >= RETRY_BUDGET)); then
+    log "  round $r was contended; no retries left, it stays (flagged)"
+    return 1
+  fi
+  RETRIES_USED=$((RETRIES_USED + 1))
+  log "  round $r was contended by other processes; measuring it again"
+  return 0
 }
 
 # --tune: sweep connection counts on every supported server, keep the best in TUNE_FILE.

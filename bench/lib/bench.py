@@ -18,10 +18,16 @@ import sys
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # A round is "contended" when other processes used more than this share (%) of the cores
-# the measurement runs on; --quiet-wait waits for them to drop below it.
-CONTENDED_PCT = 10.0
+# the measurement runs on (a quiet machine reads 0.0 here; 10 % already moved a req/s
+# ratio by half on the reference machine).
+CONTENDED_PCT = 3.0
+# Before a round, --quiet-wait waits until the cores are less busy than this (%) while
+# nothing of ours runs (kernel threads and the like read 0-4 %).
+QUIET_PCT = 5.0
 # A row is "driver-bound" when doubling the connections raises throughput by more than this.
 DRIVER_BOUND_GAIN = 0.10
+# The generator's core counts as saturated above this busy percentage.
+SATURATED_PCT = 95.0
 # cache-hit: the upstream may spend at most this much CPU per request (misses are not hits).
 CACHE_MISS_PEER_US = 1.0
 
@@ -59,7 +65,24 @@ def parse_wrk(text):
     return out
 
 
-def parse_h2load(text):
+def _h2load_log_p99(path):
+    """p99 of the per-request durations h2load --log-file wrote (µs, third column)."""
+    if not os.path.exists(path):
+        return None
+    durations = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split("\t")
+            if len(parts) >= 3:
+                durations.append(int(parts[2]))
+    os.unlink(path)  # large; the rest of the raw files are kept
+    if not durations:
+        return None
+    durations.sort()
+    return float(durations[min(len(durations) - 1, int(0.99 * len(durations)))])
+
+
+def parse_h2load(text, log_path=None):
     out = {"requests": 0, "seconds": 0.0, "p99_us": None, "non2xx": 0, "errors": 0,
            "error_detail": ""}
     m = re.search(r"finished in ([\d.]+)(us|ms|s|m),", text)
@@ -79,6 +102,8 @@ def parse_h2load(text):
         out["non2xx"] = three + four + five
         # Requests that completed without any status (reset streams) are failures too.
         out["requests_2xx"] = two
+    if log_path:
+        out["p99_us"] = _h2load_log_p99(log_path)
     return out
 
 
@@ -186,7 +211,7 @@ def cmd_rusage(a):
 # Subcommand: wait until the cores a measurement uses are idle.
 
 def cmd_quiet(a):
-    """Samples /proc/stat every half second until the CPUs are below CONTENDED_PCT busy
+    """Samples /proc/stat every 0.3 s until the CPUs are below QUIET_PCT busy
     (nothing of ours runs between measurements) or --max-wait passes. Prints what it saw."""
     import time
     cpus = expand_cpus(a.cpus)
@@ -194,9 +219,9 @@ def cmd_quiet(a):
     waited = False
     while True:
         s0 = _read_stat("/proc/stat")
-        time.sleep(0.5)
+        time.sleep(0.3)
         busy, _, _, _ = _busy(s0, _read_stat("/proc/stat"), cpus)
-        if busy is None or busy < CONTENDED_PCT:
+        if busy is None or busy < QUIET_PCT:
             if waited:
                 print(f"    (CPUs {a.cpus} quiet after {time.monotonic() - start:.0f}s)",
                       file=sys.stderr)
@@ -217,7 +242,7 @@ def cmd_quiet(a):
 
 def cmd_record(a):
     text = open(a.base + ".load", errors="replace").read()
-    parsed = parse_wrk(text) if a.tool == "wrk" else parse_h2load(text)
+    parsed = parse_wrk(text) if a.tool == "wrk" else parse_h2load(text, a.base + ".h2log")
     cpu_us, nprocs = _cpu_us(a.base + ".ticks0", a.base + ".ticks1")
     peer_us, _ = _cpu_us(a.base + ".peer0", a.base + ".peer1")
     stat0, stat1 = _read_stat(a.base + ".stat0"), _read_stat(a.base + ".stat1")
@@ -239,7 +264,7 @@ def cmd_record(a):
     req = parsed["requests"]
     rec = {
         "type": "measurement", "scenario": a.scenario, "server": a.server, "kind": a.kind,
-        "phase": a.phase, "round": a.round, "tool": a.tool, "conns": a.conns,
+        "phase": a.phase, "round": a.round, "attempt": a.attempt, "tool": a.tool, "conns": a.conns,
         "streams": a.streams, "duration": a.duration, "rc": a.rc, "alive": bool(a.alive),
         "requests": req, "seconds": parsed["seconds"],
         "rps": round(req / parsed["seconds"], 1) if parsed["seconds"] > 0 else 0.0,
@@ -288,6 +313,17 @@ def cmd_event(a):
         f.write(json.dumps(rec) + "\n")
 
 
+def cmd_contended(a):
+    """Exit 0 when a measurement of this round and attempt was contended."""
+    for r in _load_raw(a.raw):
+        if (r["type"] == "measurement" and r["scenario"] == a.scenario
+                and r["phase"] == "measure" and r["round"] == a.round
+                and r.get("attempt", 1) == a.attempt
+                and (r.get("foreign_pct") or 0) > CONTENDED_PCT):
+            return 0
+    return 1
+
+
 # ---------------------------------------------------------------------------------------
 # Subcommand: summarise a run.
 
@@ -314,14 +350,31 @@ def _load_raw(path):
     return recs
 
 
+def _last_attempts(recs):
+    """Drops measurements that a later attempt of the same round replaced."""
+    last = {}
+    for r in recs:
+        if r["type"] == "measurement":
+            key = (r["scenario"], r["server"], r["phase"], r["round"])
+            last[key] = max(last.get(key, 1), r.get("attempt", 1))
+    return [r for r in recs if r["type"] != "measurement"
+            or r.get("attempt", 1) == last[(r["scenario"], r["server"], r["phase"], r["round"])]]
+
+
 def summarise(raw, servers, scenarios, quick):
     out = []
+    retried = {}
+    for r in raw:
+        if r["type"] == "measurement" and r["phase"] == "measure" and r.get("attempt", 1) > 1:
+            retried.setdefault(r["scenario"], set()).add(r["round"])
+    raw = _last_attempts(raw)
     for sc in scenarios:
         rows = [r for r in raw if r["scenario"] == sc]
         setting = next((r for r in rows if r["type"] == "setting"), {})
         row = {"name": sc, "tool": setting.get("tool"), "conns": setting.get("conns"),
                "streams": setting.get("streams"), "conns_source": setting.get("source"),
-               "per_server": {}, "flags": []}
+               "per_server": {}, "flags": [],
+               "rounds_remeasured": sorted(retried.get(sc, ()))}
         for s in servers:
             ps = {"status": "ok", "reason": ""}
             na = [r for r in rows if r["type"] == "na" and r["server"] == s]
@@ -354,6 +407,8 @@ def summarise(raw, servers, scenarios, quick):
             ps["server_core_busy_median"] = _median([r["server_core_busy"] for r in good])
             ps["gen_core_busy_median"] = _median([r["gen_core_busy"] for r in good])
             ps["peer_cpu_us_per_req_median"] = _median([r["peer_cpu_us_per_req"] for r in good])
+            ps["gen_cpu_us_per_req_median"] = _median([r.get("gen_cpu_us_per_req")
+                                                       for r in good])
             ps["steal_max"] = max((r["steal"] for r in meas), default=None)
             ps["foreign_pct_median"] = _median([r.get("foreign_pct") for r in good])
             ps["foreign_pct_max"] = max((r.get("foreign_pct") or 0 for r in good), default=None)
@@ -385,6 +440,9 @@ def summarise(raw, servers, scenarios, quick):
                                         and rb[i]["cpu_us_per_req"]])
             if pa["pss_kib_peak"] and pb["pss_kib_peak"]:
                 row["pss_ratio"] = round(pa["pss_kib_peak"] / pb["pss_kib_peak"], 3)
+        if row["rounds_remeasured"]:
+            row["flags"].append("round(s) " + ", ".join(map(str, row["rounds_remeasured"]))
+                                + " measured again: other processes used the measured cores")
         for s in servers:
             ps = row["per_server"][s]
             if ps["status"] in ("n/a", "failed", "flagged"):
@@ -393,6 +451,14 @@ def summarise(raw, servers, scenarios, quick):
             if ps.get("driver_bound"):
                 row["flags"].append(f"{s}: driver-bound (+{ps['double_gain_median']:.0%} "
                                     "at 2x connections)")
+            gen_busy = ps.get("gen_core_busy_median")
+            if gen_busy is not None and gen_busy >= SATURATED_PCT:
+                peers = ps.get("peer_cpu_us_per_req_median") or 0
+                row["flags"].append(
+                    f"{s}: generator core saturated ({gen_busy:.0f}% busy; generator "
+                    f"{ps['gen_cpu_us_per_req_median'] or 0:.1f} µs/req"
+                    + (f", peers {peers:.1f} µs/req" if peers > 0.05 else "")
+                    + "): req/s is capped by that core, compare CPU/request")
             if ps.get("contended_rounds"):
                 row["flags"].append(f"{s}: contended in {ps['contended_rounds']} of "
                                     f"{ps['rounds_ok']} rounds (other processes used up to "
@@ -660,7 +726,7 @@ def main():
     for name in ("raw", "base", "scenario", "server", "kind", "phase", "tool", "server-cpus",
                  "client-cpus", "peer-cpus"):
         r.add_argument("--" + name, required=True)
-    for name in ("round", "conns", "streams", "duration", "rc", "alive"):
+    for name in ("round", "attempt", "conns", "streams", "duration", "rc", "alive"):
         r.add_argument("--" + name, type=int, required=True)
     r.set_defaults(fn=cmd_record)
 
@@ -674,6 +740,13 @@ def main():
     ru.add_argument("--timeout", type=float, required=True)
     ru.add_argument("cmd", nargs=argparse.REMAINDER)
     ru.set_defaults(fn=cmd_rusage)
+
+    c = sub.add_parser("contended")
+    c.add_argument("--raw", required=True)
+    c.add_argument("--scenario", required=True)
+    c.add_argument("--round", type=int, required=True)
+    c.add_argument("--attempt", type=int, required=True)
+    c.set_defaults(fn=cmd_contended)
 
     e = sub.add_parser("event")
     e.add_argument("--raw", required=True)

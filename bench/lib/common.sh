@@ -26,7 +26,7 @@ declare -ga BENCH_PROC_ORDER=()  # pids in start order
 
 proc_starttime() {
   local pid=$1 stat rest
-  stat=$(<"/proc/$pid/stat") 2>/dev/null || return 1
+  read -r stat 2>/dev/null <"/proc/$pid/stat" || return 1
   rest=${stat##*) }
   local -a f
   read -ra f <<<"$rest"
@@ -53,7 +53,7 @@ unregister_proc() {
 proc_is_ours() {
   local pid=$1 st state stat
   [[ -r /proc/$pid/stat ]] || return 1
-  stat=$(<"/proc/$pid/stat") 2>/dev/null || return 1
+  read -r stat 2>/dev/null <"/proc/$pid/stat" || return 1
   state=${stat##*) }
   state=${state%% *}
   [[ $state != Z && $state != X ]] || return 1

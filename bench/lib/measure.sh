@@ -16,7 +16,7 @@ snap_ticks() {
   local p stat rest
   local -a f
   for p in $(proc_tree "$1"); do
-    stat=$(<"/proc/$p/stat") 2>/dev/null || continue
+    read -r stat 2>/dev/null <"/proc/$p/stat" || continue
     rest=${stat##*) }
     read -ra f <<<"$rest"
     # Fields 14 and 15 of stat (utime, stime) are 11 and 12 after "pid (comm) ".
@@ -68,9 +68,10 @@ url_for() {
   printf '%s://127.0.0.1:%s%s\n' "$scheme" "${SRV_PORT[$name]}" "${SC_PATH[$scenario]}"
 }
 
-# load_command SCENARIO URL CONNS DURATION: fills LOAD_CMD with the generator's argv.
+# load_command SCENARIO URL CONNS DURATION BASE: fills LOAD_CMD with the generator's argv.
+# h2load has no percentiles of its own: its per-request log (BASE.h2log) gives the p99.
 load_command() {
-  local scenario=$1 url=$2 conns=$3 duration=$4 threads
+  local scenario=$1 url=$2 conns=$3 duration=$4 base=$5 threads
   threads=$(cpu_list_count "$CLIENT_CPUS")
   ((threads > conns)) && threads=$conns
   case ${SC_TOOL[$scenario]} in
@@ -81,22 +82,23 @@ load_command() {
       ;;
     h2load)
       LOAD_CMD=(h2load -t "$threads" -c "$conns" -m "${SC_STREAMS[$scenario]}" -D "$duration"
-        "$url")
+        --log-file="$base.h2log" "$url")
       ;;
     *) die "scenario $scenario: unknown tool ${SC_TOOL[$scenario]}" ;;
   esac
 }
 
-# measure_run NAME SCENARIO CONNS DURATION PHASE ROUND
+# measure_run NAME SCENARIO CONNS DURATION PHASE ROUND [ATTEMPT]
 #   PHASE: warmup, measure, double (the driver-bound check), tune, quick.
+#   ATTEMPT: 2, 3, ... when a contended round is measured again (the summary keeps the last).
 # Appends one JSON line to RAW_JSONL and prints a one-line summary.
 measure_run() {
-  local name=$1 scenario=$2 conns=$3 duration=$4 phase=$5 round=$6
+  local name=$1 scenario=$2 conns=$3 duration=$4 phase=$5 round=$6 attempt=${7:-1}
   local slug=${name//#/-} pid=${SRV_PID[$1]} url base rc=0 lpid alive=1
   url=$(url_for "$name" "$scenario")
-  base=$RUNDIR/raw/$scenario/$slug.$phase.$round
+  base=$RUNDIR/raw/$scenario/$slug.$phase.$round.$attempt
   mkdir -p "${base%/*}"
-  load_command "$scenario" "$url" "$conns" "$duration"
+  load_command "$scenario" "$url" "$conns" "$duration" "$base"
   printf '%s\n' "${LOAD_CMD[*]}" >"$base.cmd"
   if [[ $phase == measure || $phase == tune ]]; then
     wait_for_quiet
@@ -123,7 +125,7 @@ measure_run() {
 
   "$PY" "$BENCH_DIR/lib/bench.py" record --raw "$RAW_JSONL" --base "$base" \
     --scenario "$scenario" --server "$name" --kind "${SRV_KIND[$name]}" --phase "$phase" \
-    --round "$round" --tool "${SC_TOOL[$scenario]}" --conns "$conns" \
+    --round "$round" --attempt "$attempt" --tool "${SC_TOOL[$scenario]}" --conns "$conns" \
     --streams "${SC_STREAMS[$scenario]}" --duration "$duration" --rc "$rc" --alive "$alive" \
     --server-cpus "$SERVER_CPUS" --client-cpus "$CLIENT_CPUS" --peer-cpus "$PEER_CPUS"
 }
