@@ -68,7 +68,7 @@ set_defaults() {
   RETRIES_USED=0
   WORKERS=1
   PEER_WORKERS=1
-  PHP_CHILDREN=16
+  PHP_CHILDREN=32
   SERVER_CPUS=0
   CLIENT_CPUS=$((ncpu > 1 ? 1 : 0))
   PEER_CPUS=$CLIENT_CPUS
@@ -270,6 +270,18 @@ scenario_conns() {
   fi
 }
 
+# Each server may keep half of php-fpm's children (configs/nginx/php.conf.in) and the
+# driver-bound check doubles the connections: the pool needs 4x the connection count, or
+# kept connections of one server starve the other of children (p99 7 ms -> 700 ms).
+php_children_for() {
+  local scenario=$1 conns=$2
+  [[ ${SC_PEER[$scenario]} == php ]] || return 0
+  if ((PHP_CHILDREN < 4 * conns)); then
+    log "  php-fpm children raised from $PHP_CHILDREN to $((4 * conns)) for $conns connections"
+    PHP_CHILDREN=$((4 * conns))
+  fi
+}
+
 # Starts the peers and every server that supports the scenario; RUNNING lists the started.
 scenario_bring_up() {
   local scenario=$1 i name
@@ -313,8 +325,9 @@ run_scenario() {
   scenario_conns "$scenario"
   conns=$SCENARIO_CONNS
   log "== $scenario (${SC_TOOL[$scenario]}, $conns connections from $CONNS_SOURCE)"
+  php_children_for "$scenario" "$conns"
   event setting "$scenario" "tool=${SC_TOOL[$scenario]}" "conns=$conns" \
-    "streams=${SC_STREAMS[$scenario]}" "source=$CONNS_SOURCE"
+    "streams=${SC_STREAMS[$scenario]}" "source=$CONNS_SOURCE" "php_children=$PHP_CHILDREN"
   scenario_bring_up "$scenario"
   if ((${#RUNNING[@]})); then
     if [[ $MODE == quick ]]; then
@@ -367,14 +380,11 @@ tune_scenario() {
   local -a sweep
   case $scenario in
     static-1m) sweep=(2 4 8 16 32 64) ;;
-    # The driver-bound check doubles the count; it must stay within php-fpm's children.
-    php) sweep=(2 4 8) ;;
+    php) sweep=(2 4 8 16) ;;
     tls-h2-static-small) sweep=(4 8 16 32 64) ;;
     *) sweep=(16 32 64 128 256 512) ;;
   esac
-  if [[ $scenario == php ]]; then
-    mapfile -t sweep < <(for c in "${sweep[@]}"; do ((c * 2 <= PHP_CHILDREN)) && echo "$c"; done)
-  fi
+  php_children_for "$scenario" "${sweep[-1]}"
   log "== tune $scenario: ${sweep[*]}"
   scenario_bring_up "$scenario"
   if ((${#RUNNING[@]})); then

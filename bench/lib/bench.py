@@ -26,6 +26,9 @@ CONTENDED_PCT = 3.0
 QUIET_PCT = 5.0
 # A row is "driver-bound" when doubling the connections raises throughput by more than this.
 DRIVER_BOUND_GAIN = 0.10
+# DESIGN.md "Performance targets": peak PSS summed over the server's processes no more than
+# nginx's.
+PSS_MAX_RATIO = 1.00
 # The generator's core counts as saturated above this busy percentage.
 SATURATED_PCT = 95.0
 # cache-hit: the upstream may spend at most this much CPU per request (misses are not hits).
@@ -624,7 +627,7 @@ def cmd_gate(a):
         if any(st != "ok" for st in states):
             failures.append(f"{row['name']}: {'; '.join(row['flags'])}")
             continue
-        rr, cr = row.get("rps_ratio"), row.get("cpu_ratio")
+        rr, cr, pr = row.get("rps_ratio"), row.get("cpu_ratio"), row.get("pss_ratio")
         figs = (f"req/s ratio {_fmt_ratio(rr)} (target ≥ {t['rps_min']}), "
                 f"CPU/request ratio {_fmt_ratio(cr)} (target ≤ {t['cpu_max']})")
         bad = []
@@ -632,8 +635,13 @@ def cmd_gate(a):
             bad.append("req/s")
         if t["cpu_max"] is not None and (not cr or cr["median"] > t["cpu_max"]):
             bad.append("CPU/request")
+        # DESIGN.md: PSS summed over the server's processes no more than nginx's.
+        if key != "sandbox":
+            figs += f", PSS ratio {pr if pr is not None else 'n/a'} (target ≤ {PSS_MAX_RATIO})"
+            if pr is None or pr > PSS_MAX_RATIO:
+                bad.append("PSS")
         if bad:
-            failures.append(f"{row['name']}: {' and '.join(bad)} below target: {figs}")
+            failures.append(f"{row['name']}: {' and '.join(bad)} misses target: {figs}")
         else:
             judged.append(f"{row['name']}: meets target: {figs}")
     for line in judged:

@@ -97,7 +97,8 @@ server_prepare() {
   local -a vars=(
     "PORT=$port" "SRVDIR=$dir" "DOCROOT=$DOCROOT" "WORKERS=$WORKERS"
     "UPSTREAM_PORT=${PEER_UP_PORT:-0}" "PHP_SOCK=${PHP_SOCK:-/nonexistent}"
-    "PHP_CHILDREN=$PHP_CHILDREN" "CERT=$TLS_CERT" "KEY=$TLS_KEY"
+    "PHP_CHILDREN=$PHP_CHILDREN" "PHP_KEEP=$((PHP_CHILDREN / 2))" "CERT=$TLS_CERT"
+    "KEY=$TLS_KEY"
   )
   case $kind in
     nginx)
