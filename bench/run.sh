@@ -391,9 +391,14 @@ tune_scenario() {
     for name in "${RUNNING[@]}"; do
       measure_run "$name" "$scenario" "${sweep[-1]}" "$WARMUP" warmup 0
     done
-    for c in "${sweep[@]}"; do
+    # Up the sweep and back down, so a drift of the machine does not favour either end.
+    local -a down
+    mapfile -t down < <(printf '%s\n' "${sweep[@]}" | tac)
+    local pass=0
+    for c in "${sweep[@]}" "${down[@]}"; do
+      pass=$((pass + 1))
       for name in "${RUNNING[@]}"; do
-        measure_run "$name" "$scenario" "$c" "$DURATION" tune 0
+        measure_run "$name" "$scenario" "$c" "$DURATION" tune "$pass"
       done
     done
     "$PY" "$BENCH_DIR/lib/bench.py" tune-pick --raw "$RAW_JSONL" --file "$TUNE_FILE" \

@@ -658,12 +658,15 @@ def cmd_gate(a):
 
 def cmd_tune_pick(a):
     """Choose the connection count with the best geometric mean of req/s over the servers
-    measured, preferring the smaller count within 2 % of the best; store it."""
+    measured (each point's median over the up and down passes), preferring the smaller
+    count within 2 % of the best; store it."""
     raw = [r for r in _load_raw(a.raw) if r["type"] == "measurement" and r["phase"] == "tune"
            and r["scenario"] == a.scenario and r["ok"]]
-    by_conns = {}
+    samples = {}
     for r in raw:
-        by_conns.setdefault(r["conns"], {})[r["server"]] = r["rps"]
+        samples.setdefault(r["conns"], {}).setdefault(r["server"], []).append(r["rps"])
+    by_conns = {c: {s: round(statistics.median(v), 1) for s, v in per.items()}
+                for c, per in samples.items()}
     servers = sorted({r["server"] for r in raw})
     scores = {}
     for c, per in by_conns.items():
