@@ -1,0 +1,46 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # globals shared between the sourced files
+# The scenario table: what each scenario requests, with which load generator, at which
+# concurrency, and which peer it needs. The only place these settings live, so no two
+# scenarios drive load differently by accident.
+#
+#   tool     wrk (HTTP/1.1) or h2load (HTTP/2 over TLS)
+#   path     request target
+#   conns    connections (wrk) or clients (h2load); bench/results/tuned.json overrides it
+#   streams  h2load only: concurrent streams per connection
+#   churn    1: the client sends "Connection: close" (a new connection per request)
+#   peer     none, upstream (nginx peer with a fixed body) or php (the php-fpm pool)
+#   tls      1: https with the run's self-signed certificate
+#   expect   what the pre-flight check requires: "size:N" (body length) or a body substring
+
+BENCH_SCENARIOS=(static-small static-1m respond proxy proxy-churn cache-hit
+  tls-h2-static-small php)
+
+declare -gA SC_TOOL=() SC_PATH=() SC_CONNS=() SC_STREAMS=() SC_CHURN=() SC_PEER=() \
+  SC_TLS=() SC_EXPECT=()
+
+scenario_define() {
+  local name=$1 tool=$2 path=$3 conns=$4 streams=$5 churn=$6 peer=$7 tls=$8 expect=$9
+  SC_TOOL[$name]=$tool
+  SC_PATH[$name]=$path
+  SC_CONNS[$name]=$conns
+  SC_STREAMS[$name]=$streams
+  SC_CHURN[$name]=$churn
+  SC_PEER[$name]=$peer
+  SC_TLS[$name]=$tls
+  SC_EXPECT[$name]=$expect
+}
+
+# Concurrency defaults come from `bench/run.sh --tune` runs on the 2-core reference
+# machine (bench/README.md, "Connection counts").
+#              name                tool   path          conns streams churn peer     tls expect
+scenario_define static-small        wrk    /small.txt    64    1       0     none     0   size:1024
+scenario_define static-1m           wrk    /large.bin    8     1       0     none     0   size:1048576
+scenario_define respond             wrk    /respond      64    1       0     none     0   "hello, world"
+scenario_define proxy               wrk    /proxy        64    1       0     upstream 0   "hello from the upstream"
+scenario_define proxy-churn         wrk    /proxy        32    1       1     upstream 0   "hello from the upstream"
+scenario_define cache-hit           wrk    /cached       64    1       0     upstream 0   "hello from the upstream"
+scenario_define tls-h2-static-small h2load /small.txt    16    8       0     none     1   size:1024
+scenario_define php                 wrk    /index.php    8     1       0     php      0   "hello from php"
+
+scenario_exists() { [[ -n ${SC_TOOL[$1]:-} ]]; }
