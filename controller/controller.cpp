@@ -13,6 +13,7 @@
 #include "controller/cpu/host_cpus.h"
 #include "controller/deferred_call.h"
 #include "controller/metrics_prometheus.h"
+#include "controller/ticket_secret.h"
 
 #ifndef SCALWS_VERSION
 #define SCALWS_VERSION "0.0.0"
@@ -130,6 +131,9 @@ Status Controller::startUp() {
   info.socket_path = options_.socket_path;
   info.started_ms = wallMs();
   info.reserved_cpus = reserved_;
+  Result<std::string> ticket_secret = loadOrCreateHostTicketSecret(options_.state_dir);
+  if (!ticket_secret.ok()) return ticket_secret.status();
+  host_ticket_secret_ = std::move(ticket_secret).value();
   SCALWS_RETURN_IF_ERROR(startMetrics());
   PoolManagerOptions pool_options;
   pool_options.state_dir = options_.state_dir;
@@ -173,6 +177,7 @@ InstanceSupervisor& Controller::supervisorFor(const state::InstanceRecord& recor
   env.scalwsd = scalwsd_;
   env.limits = options_.restart;
   env.metrics = metrics_.get();
+  env.ticket_secret = instanceTicketSecret(host_ticket_secret_, record.name);
   auto sup = std::make_unique<InstanceSupervisor>(std::move(env), record);
   InstanceSupervisor& ref = *sup;
   supervisors_[record.name] = std::move(sup);

@@ -87,6 +87,7 @@ class Controller final : public InstanceRuntime {
   state::StateLock lock_;
   state::StateStore store_;
   std::string scalwsd_;
+  std::string host_ticket_secret_;  // ticket_secret.h; loaded by startUp()
   common::CpuSet reserved_;
   uv_loop_t loop_{};
   uv_signal_t signals_[4]{};

@@ -279,6 +279,7 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
   launch.config = running_config_;
   launch.config_path = running_config_path_;
   launch.php_pools = running_pools_;
+  launch.tls_ticket_secret = env_.ticket_secret;
   Result<std::unique_ptr<WorkerProcess>> worker =
       WorkerProcess::spawn(env_.loop, std::move(launch), std::move(handed), callbacks());
   if (!worker.ok()) return worker.status();

@@ -65,6 +65,7 @@ class InstanceSupervisor {
     std::string scalwsd;
     RestartLimits limits;
     MetricsCollector* metrics = nullptr;  // gets the workers' figures; may be null
+    std::string ticket_secret;            // the instance's (ticket_secret.h); "" = none
   };
 
   InstanceSupervisor(Env env, state::InstanceRecord record);

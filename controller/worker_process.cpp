@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/hex.h"
 #include "common/log.h"
 #include "controller/worker_probe.h"
 #include "controller/worker_spawn.h"
@@ -184,6 +185,9 @@ void WorkerProcess::sendConfig() {
                {"config_path", launch_.config_path},
                {"php_pools", ipc::phpPoolGrantsJson(launch_.php_pools)},
                {"controller_uid", static_cast<uint64_t>(::geteuid())}};
+  if (!launch_.tls_ticket_secret.empty()) {
+    args["tls_ticket_secret"] = common::toHex(launch_.tls_ticket_secret);
+  }
   Status sent = endpoint_->request("config", std::move(args), {}, [this](Result<Json> reply) {
     if (!reply.ok()) return failStart("refused its config: " + reply.status().message());
     sendListeners();

@@ -49,6 +49,7 @@ struct WorkerLaunch {
   std::string config;
   std::string config_path;
   std::vector<ipc::PhpPoolGrant> php_pools;  // pool_binding.h
+  std::string tls_ticket_secret;             // ticket_secret.h; sent in hex when set
 };
 
 // What a re-attached worker says it runs (its attach hello).

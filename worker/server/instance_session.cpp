@@ -6,13 +6,16 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "common/config/config_loader.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "ipc/peer_credentials.h"
 #include "worker/server/instance_pools.h"
 #include "worker/server/site_runtime.h"
+#include "worker/tls/ticket_keys.h"
 
 namespace scalws::worker {
 
@@ -99,6 +102,17 @@ Result<InstanceSettings> parseInstanceSettings(const Json& args) {
   Result<uint64_t> uid = ipc::uintField(args, "controller_uid");
   if (!uid.ok()) return uid.status();
   s.controller_uid = static_cast<uid_t>(*uid);
+  if (args.contains("tls_ticket_secret")) {
+    Result<std::string> hex = ipc::stringField(args, "tls_ticket_secret");
+    if (!hex.ok()) return hex.status();
+    std::optional<std::string> secret = common::fromHex(*hex);
+    if (!secret || secret->size() < tls::TicketKeyRing::kMinSecret) {
+      return common::invalidArgument("\"tls_ticket_secret\" must be at least " +
+                                     std::to_string(tls::TicketKeyRing::kMinSecret) +
+                                     " bytes in hex");
+    }
+    s.tls_ticket_secret = std::move(*secret);
+  }
   return s;
 }
 
@@ -259,6 +273,10 @@ void InstanceSession::onConfig(const ipc::Message& request, ipc::Replier replier
   if (!path.ok()) return replier.fail(path.status());
   Result<std::vector<ipc::PhpPoolGrant>> pools = ipc::parsePhpPoolGrants(request.args);
   if (!pools.ok()) return replier.fail(pools.status());
+  // Before the first snapshot: its TLS contexts derive their ticket keys from the secret.
+  if (!settings->tls_ticket_secret.empty()) {
+    tls::adoptProcessTicketSecret(settings->tls_ticket_secret);
+  }
   auto snapshot = buildInstanceSnapshot(*text, *path, *settings, *pools);
   if (!snapshot.ok()) return replier.fail(snapshot.status());
   plan_.settings = std::move(settings).value();

@@ -74,6 +74,9 @@ struct InstanceSettings {
   common::CpuSet cpus;
   std::string user;
   uid_t controller_uid = 0;
+  // Session tickets of every worker of the instance open with it (ticket_keys.h); empty
+  // when the controller sent none (each worker then draws its own).
+  std::string tls_ticket_secret;
 };
 
 // Parses a `config` message's args (everything but the TOML itself). Pure.

@@ -92,17 +92,35 @@ int TicketKeyRing::decryptionKey(const uint8_t* name, uint64_t unix_ms, TicketKe
   return 0;
 }
 
+namespace {
+
+std::mutex secret_mutex;
+std::string process_secret;  // guarded by secret_mutex until first answered, then fixed
+bool secret_answered = false;
+
+}  // namespace
+
 const std::string& processTicketSecret() {
-  static const std::string secret = [] {
-    std::string s(32, '\0');
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(s.data()), 32) != 1 &&
-        getentropy(s.data(), 32) != 0) {
-      // Tickets sealed with a guessable key could be forged: better not to start.
-      std::abort();
+  std::lock_guard<std::mutex> lock(secret_mutex);
+  if (!secret_answered) {
+    if (process_secret.empty()) {
+      process_secret.assign(32, '\0');
+      if (RAND_bytes(reinterpret_cast<unsigned char*>(process_secret.data()), 32) != 1 &&
+          getentropy(process_secret.data(), 32) != 0) {
+        // Tickets sealed with a guessable key could be forged: better not to start.
+        std::abort();
+      }
     }
-    return s;
-  }();
-  return secret;
+    secret_answered = true;
+  }
+  return process_secret;
+}
+
+bool adoptProcessTicketSecret(std::string secret) {
+  std::lock_guard<std::mutex> lock(secret_mutex);
+  if (secret_answered || secret.size() < TicketKeyRing::kMinSecret) return false;
+  process_secret = std::move(secret);
+  return true;
 }
 
 common::Result<std::string> readTicketSecretFile(const std::string& path) {

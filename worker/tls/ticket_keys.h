@@ -6,7 +6,8 @@
 //
 // The secret is read from `ticket_key_file` or generated once per server start by the
 // process that builds the first snapshot — the supervising parent, before it forks — so
-// children and later reloads share it (processTicketSecret()).
+// children and later reloads share it (processTicketSecret()); under the controller every
+// worker of an instance adopts the secret the controller derives for it.
 //
 // Thread-safe: the handshake callback of any loop thread may ask; derived keys are cached
 // per window under a mutex (a handshake is far from the per-request path).
@@ -59,8 +60,14 @@ class TicketKeyRing {
 };
 
 // 32 random bytes drawn on the first call and returned unchanged afterwards (for the life
-// of the process and of its forked children).
+// of the process and of its forked children), unless adoptProcessTicketSecret() came first.
 const std::string& processTicketSecret();
+
+// Under the controller the workers of an instance are not forked from one parent: the
+// controller hands each the instance's secret, adopted before the first snapshot is built.
+// False (and nothing changes) once processTicketSecret() has been answered or when
+// `secret` is shorter than TicketKeyRing::kMinSecret.
+bool adoptProcessTicketSecret(std::string secret);
 
 // Reads a ticket key file: at least kMinSecret bytes, used whole as the HKDF secret.
 common::Result<std::string> readTicketSecretFile(const std::string& path);

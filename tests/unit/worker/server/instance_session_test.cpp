@@ -438,5 +438,20 @@ TEST(InstanceSettingsTest, ParsesAndRefuses) {
   EXPECT_FALSE(parseInstanceSettings(missing).ok());
 }
 
+TEST(InstanceSettingsTest, TakesTheInstanceTicketSecretInHex) {
+  EXPECT_TRUE(parseInstanceSettings(settings())->tls_ticket_secret.empty());
+  Json with = settings();
+  with["tls_ticket_secret"] = std::string(64, 'a');
+  auto ok = parseInstanceSettings(with);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->tls_ticket_secret, std::string(32, '\xaa'));
+  for (const char* bad : {"abc", "zz", ""}) {
+    with["tls_ticket_secret"] = bad;
+    EXPECT_FALSE(parseInstanceSettings(with).ok()) << bad;
+  }
+  with["tls_ticket_secret"] = std::string(62, 'a');  // 31 bytes: too short to seal tickets
+  EXPECT_FALSE(parseInstanceSettings(with).ok());
+}
+
 }  // namespace
 }  // namespace scalws::worker

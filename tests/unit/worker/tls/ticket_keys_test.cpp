@@ -95,5 +95,15 @@ TEST(TicketKeys, KeyFilesNeedThirtyTwoBytes) {
   EXPECT_NE(missing.status().message().find("cannot open ticket key file"), std::string::npos);
 }
 
+TEST(TicketKeys, AProcessSecretIsAdoptedOnlyBeforeItWasFirstAnswered) {
+  EXPECT_FALSE(adoptProcessTicketSecret(std::string(31, 'x')));  // too short, whenever
+  const std::string& first = processTicketSecret();
+  EXPECT_EQ(first.size(), 32u);
+  // Keys already derived from it would otherwise stop opening the tickets they sealed.
+  EXPECT_FALSE(adoptProcessTicketSecret(std::string(32, 'y')));
+  EXPECT_EQ(&processTicketSecret(), &first);
+  EXPECT_NE(processTicketSecret(), std::string(32, 'y'));
+}
+
 }  // namespace
 }  // namespace scalws::worker::tls
