@@ -22,7 +22,8 @@ usage: bench/run.sh [options]
   --scenarios a,b        scenarios to run (default: all)
                          ${BENCH_SCENARIOS[*]}
   --servers A,B          the two servers compared, ratio = A/B (default: scalws,nginx);
-                         kinds: scalws, scalws-nosandbox, nginx (nginx,nginx validates the tool)
+                         kinds: scalws, scalws-nosandbox, scalws-nometrics, nginx
+                         (nginx,nginx validates the tool)
   --rounds R             measured rounds per scenario, order rotated (default: $ROUNDS)
   --duration S           seconds per measured round (default: $DURATION)
   --warmup S             seconds of unmeasured load per server first (default: $WARMUP)
@@ -40,6 +41,8 @@ usage: bench/run.sh [options]
   --design FILE          DESIGN.md with the "Performance targets" table
   --quick                a few seconds per scenario: every supported scenario answers 2xx
   --scalwsd PATH         the ScalWS binary (default: build/bin/scalwsd)
+  --scalwsd-nometrics PATH  scalwsd built with -DSCALWS_METRICS=OFF, for the kind
+                         scalws-nometrics (default: build-nometrics/bin/scalwsd)
   --results DIR          where result files go (default: bench/results)
   --quiet-wait S         before each round, wait up to S seconds for other processes to
                          leave the measured CPUs (default: $QUIET_WAIT; at most
@@ -78,6 +81,7 @@ set_defaults() {
   KEEP=0
   DESIGN=""
   SCALWSD=$REPO_DIR/build/bin/scalwsd
+  SCALWSD_NOMETRICS=$REPO_DIR/build-nometrics/bin/scalwsd
   RESULTS_DIR=$BENCH_DIR/results
   TUNE_FILE=""
   NGINX_BIN=${NGINX_BIN:-nginx}
@@ -107,6 +111,7 @@ parse_args() {
       --design) DESIGN=$2; shift ;;
       --quick) MODE=quick ;;
       --scalwsd) SCALWSD=$2; shift ;;
+      --scalwsd-nometrics) SCALWSD_NOMETRICS=$2; shift ;;
       --results) RESULTS_DIR=$2; shift ;;
       --quiet-wait) QUIET_WAIT=$2; shift ;;
       --keep) KEEP=1 ;;
@@ -138,6 +143,7 @@ validate_settings() {
     command -v "$tool" >/dev/null || die "$tool is not installed (deploy/install-deps.sh)"
   done
   [[ $SCALWSD == /* ]] || SCALWSD=$PWD/$SCALWSD
+  [[ $SCALWSD_NOMETRICS == /* ]] || SCALWSD_NOMETRICS=$PWD/$SCALWSD_NOMETRICS
 }
 
 # Server names: kinds from --servers; a kind named twice gets "#2" (its own run dir and port).
@@ -148,7 +154,10 @@ parse_servers() {
   SERVER_NAMES=() SERVER_KINDS=()
   local k
   for k in "${kinds[@]}"; do
-    case $k in scalws | scalws-nosandbox | nginx) ;; *) die "unknown server kind '$k'" ;; esac
+    case $k in
+      scalws | scalws-nosandbox | scalws-nometrics | nginx) ;;
+      *) die "unknown server kind '$k'" ;;
+    esac
     if [[ " ${SERVER_NAMES[*]} " == *" $k "* ]]; then
       SERVER_NAMES+=("$k#2")
     else

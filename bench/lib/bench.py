@@ -602,6 +602,11 @@ def parse_targets(design_path):
     return targets
 
 
+# Issue 8: counting may cost at most 1 % of throughput in every scenario (DESIGN.md's table
+# has no row for it).
+METRICS_TARGET = {"rps_min": 0.99, "cpu_max": None, "text": "metrics on/off: req/s >= 0.99"}
+
+
 def cmd_gate(a):
     summary = json.load(open(a.summary))
     targets = parse_targets(a.design)
@@ -611,12 +616,15 @@ def cmd_gate(a):
     for row in summary["scenarios"]:
         if kinds == ["scalws", "scalws-nosandbox"]:
             key = "sandbox"
+        elif kinds == ["scalws", "scalws-nometrics"]:
+            key = "metrics"
         elif kinds == ["scalws", "nginx"]:
             key = row["name"]
         else:
             raise SystemExit(f"gate: targets compare scalws with nginx (or scalws with "
-                             f"scalws-nosandbox); this run compared {' and '.join(kinds)}")
-        t = targets.get(key)
+                             f"scalws-nosandbox or scalws-nometrics); this run compared "
+                             f"{' and '.join(kinds)}")
+        t = targets.get(key, METRICS_TARGET if key == "metrics" else None)
         states = [row["per_server"][s]["status"] for s in servers]
         if t is None:
             skipped.append(f"{row['name']}: no target in DESIGN.md")
@@ -636,7 +644,7 @@ def cmd_gate(a):
         if t["cpu_max"] is not None and (not cr or cr["median"] > t["cpu_max"]):
             bad.append("CPU/request")
         # DESIGN.md: PSS summed over the server's processes no more than nginx's.
-        if key != "sandbox":
+        if key not in ("sandbox", "metrics"):
             figs += f", PSS ratio {pr if pr is not None else 'n/a'} (target ≤ {PSS_MAX_RATIO})"
             if pr is None or pr > PSS_MAX_RATIO:
                 bad.append("PSS")

@@ -9,7 +9,15 @@
 
 # Per server name ("scalws", "nginx", "nginx#2"):
 declare -gA SRV_KIND=() SRV_DIR=() SRV_PORT=() SRV_PID=() SRV_CONF=() SRV_NA=() \
-  SRV_PIDSET=()
+  SRV_PIDSET=() SRV_BIN=()
+
+# The scalwsd binary of a kind: scalws-nometrics is a build with SCALWS_METRICS=OFF.
+scalwsd_of_kind() {
+  case $1 in
+    scalws-nometrics) printf '%s\n' "$SCALWSD_NOMETRICS" ;;
+    *) printf '%s\n' "$SCALWSD" ;;
+  esac
+}
 
 # Peers of the current scenario.
 PEER_UP_PID="" PEER_UP_PORT="" PEER_UP_DIR=""
@@ -114,8 +122,10 @@ server_prepare() {
         die "nginx refused its own config for $scenario ($dir/nginx.conf)"
       fi
       ;;
-    scalws | scalws-nosandbox)
-      local sandbox=true
+    scalws | scalws-nosandbox | scalws-nometrics)
+      local sandbox=true bin
+      bin=$(scalwsd_of_kind "$kind")
+      SRV_BIN[$name]=$bin
       [[ $kind == scalws-nosandbox ]] && sandbox=false
       local server_part
       server_part=$(mktemp "$dir/server.XXXXXX")
@@ -127,11 +137,11 @@ server_prepare() {
       { cat "$server_part"; echo; cat "$dir/site.part"; } >"$dir/scalws.toml"
       rm -f "$server_part" "$dir/site.part"
       SRV_CONF[$name]=$dir/scalws.toml
-      if [[ ! -x $SCALWSD ]]; then
-        SRV_NA[$name]="no scalwsd binary at $SCALWSD"
+      if [[ ! -x $bin ]]; then
+        SRV_NA[$name]="no scalwsd binary at $bin"
         return 1
       fi
-      if ! "$SCALWSD" --check-config "$dir/scalws.toml" >"$dir/check.log" 2>&1; then
+      if ! "$bin" --check-config "$dir/scalws.toml" >"$dir/check.log" 2>&1; then
         SRV_NA[$name]="scalwsd --check-config refused it: $(head -c 300 "$dir/check.log" | tr '\n' ' ')"
         return 1
       fi
@@ -151,7 +161,7 @@ server_start() {
         -g 'daemon off;' >"$dir/stdout.log" 2>&1 &
       ;;
     scalws*)
-      taskset -c "$SERVER_CPUS" "$SCALWSD" --config "${SRV_CONF[$name]}" \
+      taskset -c "$SERVER_CPUS" "${SRV_BIN[$name]}" --config "${SRV_CONF[$name]}" \
         >"$dir/stdout.log" 2>&1 &
       ;;
   esac
@@ -207,8 +217,10 @@ server_version() {
   case $kind in
     nginx) "$NGINX_BIN" -v 2>&1 | sed 's/^nginx version: //' ;;
     scalws*)
-      if [[ -x $SCALWSD ]]; then
-        "$SCALWSD" --version 2>/dev/null | head -n1 || true
+      local bin
+      bin=$(scalwsd_of_kind "$kind")
+      if [[ -x $bin ]]; then
+        "$bin" --version 2>/dev/null | head -n1 || true
       else
         printf 'absent\n'
       fi

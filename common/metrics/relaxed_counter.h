@@ -11,6 +11,7 @@ namespace scalws::common::metrics {
 class RelaxedCounter {
  public:
   // Only the owning thread adds.
+#ifndef SCALWS_METRICS_OFF
   void add(uint64_t n = 1) noexcept {
     v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
@@ -18,6 +19,11 @@ class RelaxedCounter {
     v_.store(v_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
   }
   void set(uint64_t n) noexcept { v_.store(n, std::memory_order_relaxed); }
+#else  // the cost-of-metrics build (CMake SCALWS_METRICS=OFF)
+  void add(uint64_t = 1) noexcept {}
+  void sub(uint64_t = 1) noexcept {}
+  void set(uint64_t) noexcept {}
+#endif
   uint64_t value() const noexcept { return v_.load(std::memory_order_relaxed); }
 
  private:
