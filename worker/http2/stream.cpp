@@ -149,6 +149,13 @@ void Stream::finishHead(bool end_stream) {
     }
     headers_[first].value = std::string_view(joined, len);
   }
+  if (!authority_.empty()) {
+    bool has_host = false;
+    for (const HeaderField& h : headers_) has_host = has_host || h.name == "host";
+    // What HTTP/1.1 handlers and FastCGI (HTTP_HOST, which PHP apps build URLs from) expect;
+    // nginx does the same for its HTTP/2 requests.
+    if (!has_host) headers_.insert(headers_.begin(), HeaderField{"host", authority_});
+  }
   r.headers = std::span<const HeaderField>(headers_.data(), headers_.size());
 
   // RFC 9113 §8.3.1: :authority stands for Host; a request may carry Host instead.
