@@ -15,14 +15,19 @@ namespace scalws::worker {
 
 class MetricsArea {
  public:
-  // `slots`: one per loop of the site (multi: per worker process; single: per loop).
-  static common::Result<MetricsArea*> create(size_t slots);
+  // `slots`: one per loop of the site (multi: per worker process; single: per loop). With
+  // `claim_all` false no slot is ready until claim(): a large area for the slots reloads
+  // may need then costs address space, not memory (the pages stay untouched).
+  static common::Result<MetricsArea*> create(size_t slots, bool claim_all = true);
   ~MetricsArea();
   MetricsArea(const MetricsArea&) = delete;
   MetricsArea& operator=(const MetricsArea&) = delete;
 
   size_t slots() const { return slots_; }
   LoopCounters* slot(size_t i);
+  // Zeroes slot i for a new user and counts it in total() from now on (the parent, before
+  // the fork that hands it out).
+  void claim(size_t i);
   // Folds slot i into the retired total and zeroes it (the parent, once its process died).
   void retire(size_t i);
   common::metrics::MetricsSnapshot total() const;

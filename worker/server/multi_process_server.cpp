@@ -109,7 +109,7 @@ int MultiProcessServer::run() {
     LOG_ERROR("%s", opened.message().c_str());
     return 1;
   }
-  common::Result<MetricsArea*> area = MetricsArea::create(kMetricsSlots);
+  common::Result<MetricsArea*> area = MetricsArea::create(kMetricsSlots, false);
   if (!area.ok()) {
     LOG_ERROR("%s", area.status().message().c_str());
     return 1;
@@ -182,6 +182,7 @@ size_t MultiProcessServer::takeMetricsSlot() {
   }
   size_t slot = free_metrics_slots_.back();
   free_metrics_slots_.pop_back();
+  metrics_->claim(slot);
   return slot;
 }
 

@@ -1,10 +1,13 @@
 #include "worker/metrics/metrics_area.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace scalws::worker {
 namespace {
@@ -60,6 +63,32 @@ TEST(MetricsAreaTest, RetiringASlotKeepsTotalsMonotonic) {
   // The replacement starts from zero in the same slot; totals keep growing.
   c->countRequest(200, Action::kStatic, 10);
   EXPECT_EQ(a->total().requests(), before.requests() + 1);
+}
+
+TEST(MetricsAreaTest, UnclaimedSlotsAreNeverTouched) {
+  constexpr size_t kSlots = 2048;
+  auto area = MetricsArea::create(kSlots, false);
+  ASSERT_TRUE(area.ok());
+  std::unique_ptr<MetricsArea> a(*area);
+  EXPECT_EQ(a->total().requests(), 0u);
+  a->claim(1);
+  a->slot(1)->countRequest(200, Action::kRespond, 10);
+  EXPECT_EQ(a->total().requests(), 1u);
+  // The pages past the claimed slots stay unmapped: total() did not fault them in.
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t last = reinterpret_cast<uintptr_t>(a->slot(kSlots - 1));
+  uintptr_t start = (reinterpret_cast<uintptr_t>(a->slot(64)) + page - 1) & ~(page - 1);
+  size_t pages = (last - start) / page;
+  std::vector<unsigned char> resident(pages);
+  ASSERT_EQ(mincore(reinterpret_cast<void*>(start), pages * page, resident.data()), 0);
+  size_t touched = 0;
+  for (unsigned char r : resident) touched += r & 1;
+  EXPECT_EQ(touched, 0u);
+  // A claimed slot starts from zero even when its memory held counts before.
+  a->retire(1);
+  a->claim(1);
+  EXPECT_EQ(a->slot(1)->requests_by_class[1].value(), 0u);
+  EXPECT_EQ(a->total().requests(), 1u);  // kept in the retired total
 }
 
 }  // namespace
