@@ -18,13 +18,17 @@ class RelaxedCounter {
   void sub(uint64_t n = 1) noexcept {
     v_.store(v_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
   }
-  void set(uint64_t n) noexcept { v_.store(n, std::memory_order_relaxed); }
+  void set(uint64_t n) noexcept {
+    v_.store(n, std::memory_order_relaxed);
+  }
 #else  // the cost-of-metrics build (CMake SCALWS_METRICS=OFF)
   void add(uint64_t = 1) noexcept {}
   void sub(uint64_t = 1) noexcept {}
   void set(uint64_t) noexcept {}
 #endif
-  uint64_t value() const noexcept { return v_.load(std::memory_order_relaxed); }
+  uint64_t value() const noexcept {
+    return v_.load(std::memory_order_relaxed);
+  }
 
  private:
   std::atomic<uint64_t> v_{0};
