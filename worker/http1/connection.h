@@ -99,7 +99,8 @@ class Connection final : public ClientConnection,
   std::unique_ptr<Transport> transport_;
   PeerInfo peer_;
   uv_poll_t poll_{};
-  int poll_events_ = 0;
+  int poll_events_ = 0;  // registered with the loop
+  int poll_wanted_ = 0;  // what updatePoll() last asked for; a subset of poll_events_ or 0
   State state_ = State::kIdle;
   Timer timer_ = Timer::kNone;
   std::shared_ptr<const ConfigSnapshot> snapshot_;

@@ -6,9 +6,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <ctime>
+#include <functional>
 
 namespace scalws::worker::fastcgi {
 namespace {
@@ -21,6 +24,30 @@ bool isPhpSegment(std::string_view segment) {
   return segment.size() > kPhp.size() && segment.ends_with(kPhp);
 }
 
+std::atomic<uint64_t> next_resolver_id{1};
+
+uint64_t coarseNowMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // vDSO: no system call
+  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
+// Scripts found recently, per thread (one per event loop, so no lock): a hit spares the
+// openat2 + fstat + close of the check. Only existing scripts are kept, each for
+// ScriptResolver::kFoundValidMs, as nginx's open_file_cache_valid keeps what it found.
+struct FoundScript {
+  uint64_t resolver = 0;
+  uint64_t expires_ms = 0;
+  std::string name;
+};
+constexpr size_t kFoundSlots = 64;
+thread_local FoundScript found_scripts[kFoundSlots];
+
+FoundScript& foundSlot(uint64_t resolver, std::string_view name) {
+  size_t h = std::hash<std::string_view>()(name) ^ (resolver * 0x9E3779B97F4A7C15ULL);
+  return found_scripts[h % kFoundSlots];
+}
+
 }  // namespace
 
 common::Result<ScriptResolver> ScriptResolver::open(const std::string& root, std::string index,
@@ -28,6 +55,7 @@ common::Result<ScriptResolver> ScriptResolver::open(const std::string& root, std
   int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return common::errnoStatus(errno, "cannot open php root \"" + root + "\"");
   ScriptResolver r;
+  r.id_ = next_resolver_id.fetch_add(1, std::memory_order_relaxed);
   r.root_fd_.reset(fd);
   r.root_ = root;
   r.index_ = std::move(index);
@@ -42,6 +70,9 @@ bool ScriptResolver::isScript(std::string_view script_name) const {
   if (rel.empty() || rel.size() >= sizeof(path) || rel.find('\0') != std::string_view::npos) {
     return false;
   }
+  FoundScript& found = foundSlot(id_, script_name);
+  uint64_t now = coarseNowMs();
+  if (found.resolver == id_ && found.expires_ms > now && found.name == script_name) return true;
   std::memcpy(path, rel.data(), rel.size());
   path[rel.size()] = '\0';
   open_how how{};
@@ -52,6 +83,11 @@ bool ScriptResolver::isScript(std::string_view script_name) const {
   struct stat st;
   bool regular = ::fstat(static_cast<int>(fd), &st) == 0 && S_ISREG(st.st_mode);
   ::close(static_cast<int>(fd));
+  if (regular) {
+    found.resolver = id_;
+    found.expires_ms = now + kFoundValidMs;
+    found.name.assign(script_name);
+  }
   return regular;
 }
 

@@ -6,9 +6,13 @@
 // a path ending in "/" tries the index; a missing script falls back to the front
 // controller when one is configured. Existence is checked with openat2(root_fd,
 // RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) on a root directory opened when the config
-// snapshot was built, so symlinks and ".." cannot leave the root, in the kernel.
+// snapshot was built, so symlinks and ".." cannot leave the root, in the kernel. A script
+// found is remembered for kFoundValidMs per event loop (nginx's open_file_cache_valid does
+// the same for 60 s by default): a script removed meanwhile reaches PHP-FPM, which answers
+// 404; a missing one is looked up every time.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -26,6 +30,8 @@ struct ScriptMatch {
 
 class ScriptResolver {
  public:
+  static constexpr uint64_t kFoundValidMs = 1000;
+
   // Opens `root` (O_PATH | O_DIRECTORY); call before the sandbox.
   static common::Result<ScriptResolver> open(const std::string& root, std::string index,
                                              std::string front_controller);
@@ -40,6 +46,7 @@ class ScriptResolver {
   ScriptResolver() = default;
   bool isScript(std::string_view script_name) const;
 
+  uint64_t id_ = 0;  // tells this resolver's remembered scripts from others' (reloads)
   common::UniqueFd root_fd_;
   std::string root_;
   std::string index_;

@@ -94,6 +94,19 @@ TEST_F(ScriptResolverTest, FrontControllerForWhatIsMissing) {
   EXPECT_EQ(resolve(gone, "/posts/42"), "none");
 }
 
+TEST_F(ScriptResolverTest, RemembersFoundScriptsPerResolverAndNeverMissingOnes) {
+  ScriptResolver r = make();
+  EXPECT_EQ(resolve(r, "/missing.php"), "none");
+  touch(root_ + "/missing.php");
+  EXPECT_EQ(resolve(r, "/missing.php"), "/missing.php|");  // a miss was not remembered
+  EXPECT_EQ(resolve(r, "/info.php"), "/info.php|");
+  std::remove((root_ + "/info.php").c_str());
+  EXPECT_EQ(resolve(r, "/info.php"), "/info.php|");
+  // Found before its removal: kept for up to kFoundValidMs (PHP-FPM would answer 404).
+  ScriptResolver fresh = make();
+  EXPECT_EQ(resolve(fresh, "/info.php"), "none");  // another resolver (a reload) looks anew
+}
+
 TEST_F(ScriptResolverTest, RootMustExist) {
   EXPECT_FALSE(ScriptResolver::open(dir_ + "/nope", "index.php", "").ok());
 }
