@@ -84,14 +84,9 @@ void Connection::updatePoll() {
   // at once to read them (see Transport::hasBufferedInput).
   if (shouldRead() && transport_->hasBufferedInput()) events |= UV_WRITABLE;
   if (!out_.empty()) events |= UV_WRITABLE;
-  poll_wanted_ = events;
-  // libuv's uv_poll_stop() is an epoll DEL and every uv_poll_start() a DEL and an ADD. An
-  // asynchronous handler (PHP, the proxy) wants nothing read until it answered: the
-  // registration stays, and is dropped only if the client sends meanwhile (onPollEvent),
-  // so a request that waits on a pool costs no epoll_ctl.
-  if (events == poll_events_ || events == 0) return;
-  poll_events_ = events;
-  uv_poll_start(&poll_, events, &Connection::onPollEvent);
+  // An asynchronous handler (PHP, the proxy) wants nothing read until it answered; the
+  // registration stays unless the client sends meanwhile (poll_interest.h).
+  poll_interest_.want(&poll_, events, &Connection::onPollEvent);
 }
 
 void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
@@ -100,15 +95,7 @@ void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
     c->close();
     return;
   }
-  if ((events & ~c->poll_wanted_) != 0) {
-    events &= c->poll_wanted_;
-    c->poll_events_ = c->poll_wanted_;
-    if (c->poll_wanted_ == 0) {
-      uv_poll_stop(&c->poll_);
-    } else {
-      uv_poll_start(&c->poll_, c->poll_wanted_, &Connection::onPollEvent);
-    }
-  }
+  events = c->poll_interest_.filter(handle, events);
   if ((events & UV_WRITABLE) != 0) c->onWritable();
   bool buffered =
       c->state_ != State::kClosed && c->shouldRead() && c->transport_->hasBufferedInput();

@@ -18,6 +18,7 @@
 #include "worker/http/request.h"
 #include "worker/http/response_writer.h"
 #include "worker/http1/request_codec.h"
+#include "worker/loop/poll_interest.h"
 #include "worker/loop/timeout_queue.h"
 #include "worker/net/client_connection.h"
 #include "worker/net/output_queue.h"
@@ -99,8 +100,7 @@ class Connection final : public ClientConnection,
   std::unique_ptr<Transport> transport_;
   PeerInfo peer_;
   uv_poll_t poll_{};
-  int poll_events_ = 0;  // registered with the loop
-  int poll_wanted_ = 0;  // what updatePoll() last asked for; a subset of poll_events_ or 0
+  PollInterest poll_interest_;
   State state_ = State::kIdle;
   Timer timer_ = Timer::kNone;
   std::shared_ptr<const ConfigSnapshot> snapshot_;

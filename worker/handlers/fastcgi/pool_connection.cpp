@@ -62,30 +62,15 @@ void PoolConnection::makeIdle() {
 void PoolConnection::watch(bool readable, bool writable) {
   if (state_ == State::kClosing) return;
   int events = (readable ? UV_READABLE : 0) | (writable ? UV_WRITABLE : 0);
-  wanted_ = events;
-  // libuv's uv_poll_stop() is an epoll DEL and every uv_poll_start() a DEL and an ADD: for
-  // "nothing" the registration stays and is dropped only if an unwanted event comes
-  // (onPoll), so a kept connection goes from request to request without epoll_ctl.
-  if (events == events_ || events == 0) return;
-  events_ = events;
-  uv_poll_start(&poll_, events, &PoolConnection::onPoll);
-}
-
-bool PoolConnection::dropUnwanted(int& events) {
-  if ((events & ~wanted_) == 0) return true;
-  events &= wanted_;
-  events_ = wanted_;
-  if (wanted_ == 0) {
-    uv_poll_stop(&poll_);
-  } else {
-    uv_poll_start(&poll_, wanted_, &PoolConnection::onPoll);
-  }
-  return events != 0;
+  interest_.want(&poll_, events, &PoolConnection::onPoll);
 }
 
 void PoolConnection::onPoll(uv_poll_t* handle, int status, int events) {
   auto* c = static_cast<PoolConnection*>(handle->data);
-  if (status >= 0 && !c->dropUnwanted(events)) return;
+  if (status >= 0) {
+    events = c->interest_.filter(handle, events);
+    if (events == 0) return;
+  }
   switch (c->state_) {
     case State::kConnecting: {
       int err = 0;

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "worker/loop/poll_interest.h"
+
 namespace scalws::worker::fastcgi {
 
 class PoolState;
@@ -54,9 +56,6 @@ class PoolConnection {
   PoolConnection(PoolState& pool, int fd) : pool_(pool), fd_(fd) {}
   ~PoolConnection() = default;
   static void onPoll(uv_poll_t* handle, int status, int events);
-  // Removes from `events` what watch() no longer wants, re-registering to match; false
-  // when nothing is left to handle.
-  bool dropUnwanted(int& events);
   static void onClosed(uv_handle_t* handle);
 
   PoolState& pool_;
@@ -64,8 +63,7 @@ class PoolConnection {
   State state_ = State::kConnecting;
   PoolConnectionUser* user_ = nullptr;
   uv_poll_t poll_{};
-  int events_ = 0;  // registered with the loop
-  int wanted_ = 0;  // what watch() last asked for; a subset of events_ or 0
+  PollInterest interest_;
   uint32_t served_ = 0;
 };
 
