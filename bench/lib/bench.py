@@ -441,6 +441,15 @@ def summarise(raw, servers, scenarios, quick):
             row["cpu_ratio"] = _spread([ra[i]["cpu_us_per_req"] / rb[i]["cpu_us_per_req"]
                                         for i in common if ra[i]["cpu_us_per_req"]
                                         and rb[i]["cpu_us_per_req"]])
+            # The VM's speed drifts between rounds, and the generator's own CPU per request
+            # (fixed work) drifts with it: dividing each server's figure by the generator's
+            # in the same measurement takes most of the drift out (README, "Traps").
+            row["cpu_gen_ratio"] = _spread([
+                (ra[i]["cpu_us_per_req"] / ra[i]["gen_cpu_us_per_req"])
+                / (rb[i]["cpu_us_per_req"] / rb[i]["gen_cpu_us_per_req"])
+                for i in common
+                if ra[i]["cpu_us_per_req"] and rb[i]["cpu_us_per_req"]
+                and ra[i].get("gen_cpu_us_per_req") and rb[i].get("gen_cpu_us_per_req")])
             if pa["pss_kib_peak"] and pb["pss_kib_peak"]:
                 row["pss_ratio"] = round(pa["pss_kib_peak"] / pb["pss_kib_peak"], 3)
         if row["rounds_remeasured"]:
@@ -539,6 +548,9 @@ def render_table(summary):
                         f"{ps['foreign_pct_median']:.0f}%")
         if busy:
             lines.append(f"{'':<20}     cores busy: {'; '.join(busy)}")
+        if row.get("cpu_gen_ratio"):
+            lines.append(f"{'':<20}     cpu ratio against the generator's CPU per request: "
+                         f"{_fmt_ratio(row['cpu_gen_ratio'])}")
     return "\n".join(lines) + "\n"
 
 

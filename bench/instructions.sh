@@ -1,0 +1,66 @@
+#!/bin/bash
+# Instructions per request in user space of one scalwsd worker, under callgrind: exact and
+# repeatable where req/s and CPU time on a VM move by 20 % between rounds (README.md,
+# "Traps"). The kernel's share (TCP, the sandbox's syscall entry) is not in it.
+#
+#   bench/instructions.sh [--scalwsd PATH] [--requests N]
+#
+# Runs the worker twice under callgrind, serving N/10 and then N + N/10 `respond` requests
+# (h2load --h1, 8 connections), and divides the difference by N, so start-up and shutdown
+# cancel out. The sandbox is off (valgrind cannot follow seccomp) and the static and php
+# actions cannot be measured this way (valgrind 3.19 does not know openat2).
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+SCALWSD=$BENCH_DIR/../build/bin/scalwsd
+REQUESTS=20000
+while (($#)); do
+  case $1 in
+    --scalwsd) SCALWSD=$2; shift ;;
+    --requests) REQUESTS=$2; shift ;;
+    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "instructions.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+for tool in valgrind h2load curl; do
+  command -v $tool >/dev/null || { echo "instructions.sh: $tool missing (deploy/install-deps.sh)" >&2; exit 1; }
+done
+
+# Instructions of the worker process after serving $1 requests.
+worker_instructions() {
+  local n=$1 dir port vg worker
+  dir=$(mktemp -d /tmp/scalws-ir.XXXXXX)
+  chmod 1777 "$dir"  # the worker drops to nobody and writes its profile here
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  cat >"$dir/site.toml" <<EOT
+[server]
+workers = 1
+sandbox = false
+log_level = "warn"
+max_requests_per_connection = 1000000
+[[listen]]
+address = "127.0.0.1:$port"
+[[route]]
+match = { exact = "/respond" }
+respond = { status = 200, body = "hello, world\n", headers = { "content-type" = "text/plain" } }
+EOT
+  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$dir/cg.%p.out" \
+    "$SCALWSD" --config "$dir/site.toml" >"$dir/valgrind.log" 2>&1 &
+  vg=$!
+  for _ in $(seq 150); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/respond" && break
+    sleep 0.2
+  done
+  worker=$(pgrep -P "$vg" | head -n1)
+  h2load --h1 -n "$n" -c 8 "http://127.0.0.1:$port/respond" | grep -q "$n succeeded" ||
+    { echo "instructions.sh: not every request succeeded" >&2; kill "$vg"; exit 1; }
+  kill "$vg"
+  while kill -0 "$vg" 2>/dev/null; do sleep 0.2; done
+  awk '/^summary:/ {print $2}' "$dir/cg.$worker.out"*
+  rm -rf "$dir"
+}
+
+base=$((REQUESTS / 10))
+small=$(worker_instructions "$base")
+large=$(worker_instructions $((base + REQUESTS)))
+echo "$SCALWSD: $(((large - small) / REQUESTS)) instructions per respond request (user space, worker; $REQUESTS requests)"
