@@ -14,7 +14,6 @@ namespace {
 // A new field in MetricsSnapshot must be added to the tables below: this stops the build
 // until it is (5 classes + 7 actions + 19 scalars + the histogram).
 static_assert(sizeof(MetricsSnapshot) == (5 + kActionCount + 19 + kLatencyBuckets) * 8);
-static_assert(kActionCount == state::kRequestActionCount);
 
 using Member = uint64_t MetricsSnapshot::*;
 

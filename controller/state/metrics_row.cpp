@@ -62,8 +62,6 @@ const MetricsColumn kColumns[] = {
 
 #undef SCALWS_COLUMN
 
-static_assert(static_cast<size_t>(RequestAction::kOther) + 1 == kRequestActionCount);
-
 }  // namespace
 
 std::span<const MetricsColumn> metricsColumns() {

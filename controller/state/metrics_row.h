@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/metrics/metrics_snapshot.h"
 #include "common/status.h"
 
 namespace scalws::controller::state {
@@ -23,10 +24,6 @@ namespace scalws::controller::state {
 enum class MetricsResolution { k10s, k1m };
 int64_t bucketMs(MetricsResolution resolution);               // 10'000 or 60'000
 std::string_view metricsTable(MetricsResolution resolution);  // "metrics_10s" | "metrics_1m"
-
-// The route action that answered a request; index into MetricsRow::requests_by_action.
-enum class RequestAction : uint8_t { kStatic, kRespond, kProxy, kPhp, kApp, kStatus, kOther };
-inline constexpr size_t kRequestActionCount = 7;
 
 // More histogram buckets than any layout needs (1 µs..60 s log-scale is ~30-100).
 inline constexpr size_t kMaxLatencyBuckets = 256;
@@ -36,7 +33,8 @@ struct MetricsRow {
   int64_t bucket_ms = 0;  // start of the bucket, a multiple of bucketMs(resolution)
 
   std::array<uint64_t, 5> requests_by_class{};  // [0] 1xx ... [4] 5xx
-  std::array<uint64_t, kRequestActionCount> requests_by_action{};
+  // Indexed by common::metrics::Action, the order the workers send.
+  std::array<uint64_t, common::metrics::kActionCount> requests_by_action{};
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t conn_accepted = 0;

@@ -68,7 +68,7 @@ TEST(MetricsRowTest, MergeAddsCountersAndKeepsTheLatestGauges) {
   a.instance = "web";
   a.bucket_ms = 60'000;
   a.requests_by_class[1] = 10;
-  a.requests_by_action[static_cast<size_t>(RequestAction::kPhp)] = 4;
+  a.requests_by_action[static_cast<size_t>(common::metrics::Action::kPhp)] = 4;
   a.bytes_out = 1000;
   a.conn_active = 7;
   a.rss_bytes = 100;
@@ -118,7 +118,7 @@ TEST(MetricsRowTest, ColumnsAreUniqueAndCoverEveryField) {
     *f = 1;
   }
   EXPECT_EQ(row, expected);
-  EXPECT_EQ(metricsColumns().size(), 5u + kRequestActionCount + 19u);
+  EXPECT_EQ(metricsColumns().size(), 5u + common::metrics::kActionCount + 19u);
 }
 
 TEST(MetricsRowTest, ValidationChecksAlignmentAndName) {
