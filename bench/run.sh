@@ -31,7 +31,10 @@ usage: bench/run.sh [options]
   --workers N            worker processes of each server under test (default: $WORKERS)
   --server-cpus LIST     CPUs of the servers under test (default: $SERVER_CPUS)
   --client-cpus LIST     CPUs of the load generator (default: $CLIENT_CPUS)
-  --peer-cpus LIST       CPUs of the upstream nginx and php-fpm (default: $PEER_CPUS)
+  --peer-cpus LIST       CPUs of the upstream nginx, another machine's stand-in
+                         (default: the generator's, $PEER_CPUS)
+  --php-cpus LIST        CPUs of php-fpm, which runs on the hosting machine beside the
+                         server (default: the servers', $SERVER_CPUS)
   --peer-workers N       worker processes of the upstream nginx (default: $PEER_WORKERS)
   --php-children N       php-fpm children, pm static (default: $PHP_CHILDREN)
   --conns N              connections for every scenario (overrides the table and tuning)
@@ -75,6 +78,7 @@ set_defaults() {
   SERVER_CPUS=0
   CLIENT_CPUS=$((ncpu > 1 ? 1 : 0))
   PEER_CPUS=$CLIENT_CPUS
+  PHP_CPUS=""
   CONNS_OVERRIDE=""
   MODE=full
   GATE=0
@@ -102,6 +106,7 @@ parse_args() {
       --server-cpus) SERVER_CPUS=$2; shift ;;
       --client-cpus) CLIENT_CPUS=$2; shift ;;
       --peer-cpus) PEER_CPUS=$2; shift ;;
+      --php-cpus) PHP_CPUS=$2; shift ;;
       --peer-workers) PEER_WORKERS=$2; shift ;;
       --php-children) PHP_CHILDREN=$2; shift ;;
       --conns) CONNS_OVERRIDE=$2; shift ;;
@@ -134,6 +139,8 @@ validate_settings() {
   cpu_list_validate "$SERVER_CPUS"
   cpu_list_validate "$CLIENT_CPUS"
   cpu_list_validate "$PEER_CPUS"
+  [[ -n $PHP_CPUS ]] || PHP_CPUS=$SERVER_CPUS
+  cpu_list_validate "$PHP_CPUS"
   for s in "${SCENARIOS[@]}"; do
     scenario_exists "$s" || die "unknown scenario '$s' (known: ${BENCH_SCENARIOS[*]})"
   done
@@ -240,7 +247,7 @@ write_meta() {
     --field "commit=$commit" --field "branch=$branch" --field "dirty=$dirty" \
     --field "cpu_model=$cpu_model" --field "nproc=$(getconf _NPROCESSORS_ONLN)" --field "kernel=$(uname -r)" \
     --field "governor=$governor" --field "server_cpus=$SERVER_CPUS" \
-    --field "client_cpus=$CLIENT_CPUS" --field "peer_cpus=$PEER_CPUS" \
+    --field "client_cpus=$CLIENT_CPUS" --field "peer_cpus=$PEER_CPUS" --field "php_cpus=$PHP_CPUS" \
     --field "workers=$WORKERS" --field "peer_workers=$PEER_WORKERS" \
     --field "php_children=$PHP_CHILDREN" --field "rounds=$ROUNDS" \
     --field "duration=$DURATION" --field "warmup=$WARMUP" \
@@ -412,7 +419,7 @@ tune_scenario() {
     done
     "$PY" "$BENCH_DIR/lib/bench.py" tune-pick --raw "$RAW_JSONL" --file "$TUNE_FILE" \
       --scenario "$scenario" --cpu-model "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" \
-      --pinning "server $SERVER_CPUS, generator $CLIENT_CPUS, peers $PEER_CPUS" || true
+      --pinning "server $SERVER_CPUS, generator $CLIENT_CPUS, peers $PEER_CPUS, php-fpm $PHP_CPUS" || true
   fi
   scenario_tear_down
 }
@@ -465,7 +472,7 @@ main() {
   prepare_tls
   write_meta
   log "run dir $RUNDIR; servers ${SERVER_NAMES[*]}; CPUs: servers $SERVER_CPUS," \
-    "generator $CLIENT_CPUS, peers $PEER_CPUS; mode $MODE"
+    "generator $CLIENT_CPUS, peers $PEER_CPUS, php-fpm $PHP_CPUS; mode $MODE"
   local s
   if [[ $MODE == tune ]]; then
     for s in "${SCENARIOS[@]}"; do tune_scenario "$s"; done

@@ -506,7 +506,8 @@ def render_table(summary):
         f"tree {m['commit'][:12]}{' (dirty)' if m['dirty'] else ''} on {m['branch']}; "
         f"{m['cpu_model']} x{m['nproc']}; kernel {m['kernel']}; governor {m['governor']}",
         f"pinning: servers CPU {m['server_cpus']}, generator CPU {m['client_cpus']}, "
-        f"peers CPU {m['peer_cpus']}; workers {m['workers']}; {m['rounds']} rounds x "
+        f"peers CPU {m['peer_cpus']}, php-fpm CPU {m.get('php_cpus', m['peer_cpus'])}; "
+        f"workers {m['workers']}; {m['rounds']} rounds x "
         f"{m['duration']}s after {m['warmup']}s warm-up; driver-bound check "
         f"{m['double_duration']}s at 2x",
         "versions: " + "; ".join(f"{k} {v}" for k, v in m["versions"].items()),

@@ -8,7 +8,7 @@
 # generator pinned to CLIENT_CPUS, sample memory halfway through and at the end, snapshot
 # again, then bench.py turns the files into one JSON line of RAW_JSONL.
 #
-# Uses the globals run.sh sets: RUNDIR CLIENT_CPUS SERVER_CPUS PEER_CPUS RAW_JSONL PY
+# Uses the globals run.sh sets: RUNDIR CLIENT_CPUS SERVER_CPUS PEER_CPUS PHP_CPUS RAW_JSONL PY
 # BENCH_DIR QUIET_WAIT QUIET_BUDGET, and the SRV_* / SC_* tables.
 
 # Writes "pid utime stime" (clock ticks) for ROOT and all its descendants.
@@ -42,9 +42,15 @@ snap_peer_ticks() {
   done
 }
 
-# Every CPU a measurement runs on: servers, generator, peers.
+# scenario_peer_cpus SCENARIO: where that scenario's peer runs (php-fpm or the upstream).
+scenario_peer_cpus() {
+  if [[ ${SC_PEER[$1]} == php ]]; then printf '%s\n' "$PHP_CPUS"; else printf '%s\n' "$PEER_CPUS"; fi
+}
+
+# Every CPU a measurement runs on: servers, generator, peers, php-fpm.
 measured_cpus() {
-  { cpu_list_expand "$SERVER_CPUS"; cpu_list_expand "$CLIENT_CPUS"; cpu_list_expand "$PEER_CPUS"; } |
+  { cpu_list_expand "$SERVER_CPUS"; cpu_list_expand "$CLIENT_CPUS"; cpu_list_expand "$PEER_CPUS"
+    cpu_list_expand "$PHP_CPUS"; } |
     sort -nu | paste -sd, -
 }
 
@@ -127,7 +133,8 @@ measure_run() {
     --scenario "$scenario" --server "$name" --kind "${SRV_KIND[$name]}" --phase "$phase" \
     --round "$round" --attempt "$attempt" --tool "${SC_TOOL[$scenario]}" --conns "$conns" \
     --streams "${SC_STREAMS[$scenario]}" --duration "$duration" --rc "$rc" --alive "$alive" \
-    --server-cpus "$SERVER_CPUS" --client-cpus "$CLIENT_CPUS" --peer-cpus "$PEER_CPUS"
+    --server-cpus "$SERVER_CPUS" --client-cpus "$CLIENT_CPUS" \
+    --peer-cpus "$(scenario_peer_cpus "$scenario")"
 }
 
 # check_answer NAME SCENARIO: one request with curl; the status must be 2xx and the body

@@ -5,7 +5,7 @@
 # free port, checking they are the only listener there, and stopping them by PID.
 #
 # Uses the globals run.sh sets: BENCH_DIR RUNDIR DOCROOT TLS_CERT TLS_KEY WORKERS
-# PEER_WORKERS SERVER_CPUS PEER_CPUS PHP_CHILDREN SCALWSD NGINX_BIN PHP_FPM_BIN.
+# PEER_WORKERS SERVER_CPUS PEER_CPUS PHP_CPUS PHP_CHILDREN SCALWSD NGINX_BIN PHP_FPM_BIN.
 
 # Per server name ("scalws", "nginx", "nginx#2"):
 declare -gA SRV_KIND=() SRV_DIR=() SRV_PORT=() SRV_PID=() SRV_CONF=() SRV_NA=() \
@@ -260,7 +260,7 @@ php_fpm_start() {
   render_template "$BENCH_DIR/configs/peers/php-fpm.conf.in" "$PEER_PHP_DIR/php-fpm.conf" \
     "PEERDIR=$PEER_PHP_DIR" "PHP_SOCK=$PHP_SOCK" "PHP_CHILDREN=$PHP_CHILDREN" \
     "POOL_USER_LINES=$user_lines"
-  taskset -c "$PEER_CPUS" "$PHP_FPM_BIN" -F -y "$PEER_PHP_DIR/php-fpm.conf" -p "$PEER_PHP_DIR" \
+  taskset -c "$PHP_CPUS" "$PHP_FPM_BIN" -F -y "$PEER_PHP_DIR/php-fpm.conf" -p "$PEER_PHP_DIR" \
     >"$PEER_PHP_DIR/stdout.log" 2>&1 &
   PEER_PHP_PID=$!
   register_proc "$PEER_PHP_PID"
