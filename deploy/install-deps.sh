@@ -12,7 +12,7 @@ PACKAGES="
   php8.2-fpm php8.2-cli nginx-light
   curl nghttp2-client wrk openssl testssl.sh
   python3 python3-pytest python3-h2 python3-hyperframe
-  sqlite3 procps psmisc strace valgrind iproute2 util-linux passwd
+  sqlite3 procps psmisc strace valgrind linux-perf iproute2 util-linux passwd
 "
 
 if [ "$(id -u)" -eq 0 ]; then

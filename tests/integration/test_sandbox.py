@@ -250,3 +250,34 @@ def test_two_instances_with_their_own_users_and_roots():
                               "--read", mine, "--read", theirs, "--read", sites["b"][0] + "/index.html"],
                              stdout=subprocess.PIPE, check=True).stdout.decode().split("\n")
         assert [int(l.split()[1]) for l in out[1:] if l] == [0, E.EACCES, E.EACCES]
+
+
+def test_cost_tool_runs_every_per_request_call_inside_the_sandbox():
+    """bench/sandbox_cost.sh's helper: the calls a worker makes per request (socket I/O,
+    epoll_wait, statx, openat2 beneath the docroot) all succeed under seccomp and Landlock;
+    the tool exits 1 when one is refused, and the table has a row per operation."""
+    top = world_dir(tempfile.mkdtemp(prefix="scalws-cost-"))
+    site = Site(top, "www")
+    out = subprocess.run([os.path.join(BIN_DIR, "scalws-sandbox-cost"), "--config", site.config,
+                          "--file", site.file, "--rounds", "2", "--calls", "200"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert out.returncode == 0, out.stderr.decode()
+    import re
+    cell = r"(\d+\.\d) \((\d+\.\d{3})\)"
+    row = re.compile(r"^(\S+) \(.*\)\s+(\d+\.\d)\s+" + cell + r"\s+" + cell + "$")
+    rows = [row.match(l) for l in out.stdout.decode().split("\n")]
+    assert [m.group(1) for m in rows if m] == [
+        "write+read", "writev+read", "epoll_wait", "statx", "openat2+close"], out.stdout
+
+
+def test_cost_tool_fails_when_the_sandbox_refuses_the_file():
+    """A file outside every docroot: Landlock refuses the open inside the sandbox, and the
+    tool says so instead of printing a timing."""
+    top = world_dir(tempfile.mkdtemp(prefix="scalws-cost-"))
+    site = Site(top, "www")
+    outside = world_file(os.path.join(top, "outside.html"))
+    out = subprocess.run([os.path.join(BIN_DIR, "scalws-sandbox-cost"), "--config", site.config,
+                          "--file", outside, "--rounds", "1", "--calls", "10"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert out.returncode == 1
+    assert b"failed" in out.stderr, out.stderr.decode()

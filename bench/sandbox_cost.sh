@@ -1,0 +1,88 @@
+#!/bin/bash
+# What the sandbox costs per request, from two exact parts instead of one noisy ratio:
+#
+#   bench/sandbox_cost.sh [--bin DIR] [--cpu N] [--client-cpu N] [--rounds N]
+#
+# 1. scalws-sandbox-cost: ns per call of the system calls a worker makes per request, in a
+#    process with only the privilege drop against one inside the site's whole sandbox
+#    (Landlock + seccomp), taking turns on the same CPU (tests/tools/sandbox_cost.cpp).
+# 2. System calls per request of a sandboxed scalwsd worker serving `respond` and a 1 KiB
+#    static file (the bench's static-small: open-file cache in check mode) under wrk,
+#    counted by the kernel's raw_syscalls tracepoint (perf stat; no PMU needed).
+# Their product is the sandbox's CPU per request; bench/run.sh --servers
+# scalws,scalws-nosandbox shows whether a whole benchmark can see it.
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+BIN=$BENCH_DIR/../build/bin
+CPU=0
+CLIENT_CPU=1
+ROUNDS=21
+while (($#)); do
+  case $1 in
+    --bin) BIN=$2; shift ;;
+    --cpu) CPU=$2; shift ;;
+    --client-cpu) CLIENT_CPU=$2; shift ;;
+    --rounds) ROUNDS=$2; shift ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "sandbox_cost.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+for tool in perf wrk curl taskset; do
+  command -v $tool >/dev/null || { echo "sandbox_cost.sh: $tool missing (deploy/install-deps.sh)" >&2; exit 1; }
+done
+
+dir=$(mktemp -d /tmp/scalws-sandbox-cost.XXXXXX)
+server=""
+cleanup() {
+  [[ -n $server ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+mkdir "$dir/www"
+head -c 1024 /dev/urandom >"$dir/www/small.bin"
+chmod -R a+rX "$dir"
+user_line=""
+[[ $(id -u) == 0 ]] && user_line='user = "www-data"'
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$dir/site.toml" <<EOT
+[server]
+workers = 1
+cpus = [$CPU]
+$user_line
+sandbox = true
+log_level = "warn"
+max_requests_per_connection = 1000000
+[[listen]]
+address = "127.0.0.1:$port"
+[[route]]
+match = { exact = "/respond" }
+respond = { status = 200, body = "hello, world\n", headers = { "content-type" = "text/plain" } }
+[[route]]
+match = { prefix = "/" }
+static = { root = "$dir/www", open_file_cache = "check" }
+EOT
+
+echo "== ns per system call, privilege drop only against the whole sandbox (CPU $CPU)"
+taskset -c "$CPU" "$BIN/scalws-sandbox-cost" --config "$dir/site.toml" \
+  --file "$dir/www/small.bin" --rounds "$ROUNDS" 2>/dev/null | tee "$dir/cost.txt"
+
+echo
+echo "== system calls per request of a sandboxed worker (wrk, 64 connections, 3 s)"
+taskset -c "$CPU" "$BIN/scalwsd" --config "$dir/site.toml" >"$dir/server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  curl -sf -o /dev/null "http://127.0.0.1:$port/respond" && break
+  sleep 0.1
+done
+worker=$(pgrep -P "$server" | head -n1)
+[[ -n $worker ]] || { echo "sandbox_cost.sh: no worker (see $dir/server.log)" >&2; exit 1; }
+for path in /respond /small.bin; do
+  taskset -c "$CLIENT_CPU" wrk -t1 -c64 -d1s "http://127.0.0.1:$port$path" >/dev/null  # warm-up
+  perf stat -x, -e raw_syscalls:sys_enter -p "$worker" -o "$dir/perf.txt" -- \
+    taskset -c "$CLIENT_CPU" wrk -t1 -c64 -d3s "http://127.0.0.1:$port$path" >"$dir/wrk.txt"
+  calls=$(awk -F, '/raw_syscalls:sys_enter/ {print $1}' "$dir/perf.txt")
+  requests=$(awk '/requests in/ {print $1}' "$dir/wrk.txt")
+  awk -v p="$path" -v c="$calls" -v r="$requests" \
+    'BEGIN { printf "%-12s %d requests, %d system calls: %.2f per request\n", p, r, c, c / r }'
+done
