@@ -48,8 +48,9 @@ struct Fixture {
   int sock[2] = {-1, -1};  // a connected pair: write on one end, read on the other
   int epfd = -1;           // one readable fd registered: epoll_wait returns at once
   int ready[2] = {-1, -1};
-  int dirfd = -1;    // the directory holding the file
-  std::string name;  // the file's name beneath dirfd
+  int dirfd = -1;      // the directory holding the file
+  std::string name;    // the file's name beneath dirfd
+  char buf[256] = {};  // what the socket operations send and receive
 };
 
 bool openFixture(const std::string& file, Fixture& f) {
@@ -75,13 +76,13 @@ constexpr std::array<const char*, static_cast<size_t>(Op::kCount)> kOpNames = {
 // Returns false when a call fails: a sandbox that refuses a call the worker makes is a
 // finding, never a timing.
 bool runOnce(Op op, Fixture& f) {
-  char buf[256];
+  char* buf = f.buf;
   switch (op) {
     case Op::kSocketWriteRead:
-      return write(f.sock[0], buf, 128) == 128 && read(f.sock[1], buf, sizeof(buf)) == 128;
+      return write(f.sock[0], buf, 128) == 128 && read(f.sock[1], buf, sizeof(f.buf)) == 128;
     case Op::kWritev: {
       iovec iov[2] = {{buf, 64}, {buf + 64, 64}};
-      return writev(f.sock[0], iov, 2) == 128 && read(f.sock[1], buf, sizeof(buf)) == 128;
+      return writev(f.sock[0], iov, 2) == 128 && read(f.sock[1], buf, sizeof(f.buf)) == 128;
     }
     case Op::kEpollWait: {
       epoll_event ev;
