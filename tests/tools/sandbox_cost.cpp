@@ -235,6 +235,9 @@ int main(int argc, char** argv) {
                  "[--calls N]\n");
     return 2;
   }
+  // A child that could not enter its sandbox has exited: the next token to it must fail
+  // with EPIPE and a message, not kill this process silently.
+  signal(SIGPIPE, SIG_IGN);
   auto runtime = scalws::worker::prepareSite(config, nullptr);
   if (!runtime.ok()) {
     std::fprintf(stderr, "%s\n", runtime.status().message().c_str());
