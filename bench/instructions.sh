@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # Instructions per request in user space of one scalwsd worker, under callgrind: exact and
 # repeatable where req/s and CPU time on a VM move by 20 % between rounds (README.md,
 # "Traps"). The kernel's share (TCP, the sandbox's syscall entry) is not in it.
@@ -11,6 +12,9 @@
 # actions cannot be measured this way (valgrind 3.19 does not know openat2).
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/common.sh
+source "$BENCH_DIR/lib/common.sh"
+BENCH_LOG_PREFIX=instructions.sh  # for die() and log() of lib/common.sh
 SCALWSD=$BENCH_DIR/../build/bin/scalwsd
 REQUESTS=20000
 while (($#)); do
@@ -22,7 +26,7 @@ while (($#)); do
   esac
   shift
 done
-for tool in valgrind h2load curl; do
+for tool in valgrind h2load; do
   command -v $tool >/dev/null || { echo "instructions.sh: $tool missing (deploy/install-deps.sh)" >&2; exit 1; }
 done
 
@@ -31,7 +35,8 @@ worker_instructions() {
   local n=$1 dir port vg worker
   dir=$(mktemp -d /tmp/scalws-ir.XXXXXX)
   chmod 1777 "$dir"  # the worker drops to nobody and writes its profile here
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=""
+  pick_free_port port
   cat >"$dir/site.toml" <<EOT
 [server]
 workers = 1
@@ -47,10 +52,7 @@ EOT
   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$dir/cg.%p.out" \
     "$SCALWSD" --config "$dir/site.toml" >"$dir/valgrind.log" 2>&1 &
   vg=$!
-  for _ in $(seq 150); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/respond" && break
-    sleep 0.2
-  done
+  wait_for_listen "$port" "$vg" 30 || die "scalwsd under valgrind did not start: $(cat "$dir/valgrind.log")"
   worker=$(pgrep -P "$vg" | head -n1)
   h2load --h1 -n "$n" -c 8 "http://127.0.0.1:$port/respond" | grep -q "$n succeeded" ||
     { echo "instructions.sh: not every request succeeded" >&2; kill "$vg"; exit 1; }

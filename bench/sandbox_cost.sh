@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # What the sandbox costs per request, from two exact parts instead of one noisy ratio:
 #
 #   bench/sandbox_cost.sh [--bin DIR] [--cpu N] [--client-cpu N] [--rounds N]
@@ -13,6 +14,9 @@
 # scalws,scalws-nosandbox shows whether a whole benchmark can see it.
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/common.sh
+source "$BENCH_DIR/lib/common.sh"
+BENCH_LOG_PREFIX=sandbox_cost.sh  # for die() and log() of lib/common.sh
 BIN=$BENCH_DIR/../build/bin
 CPU=0
 CLIENT_CPU=1
@@ -28,8 +32,8 @@ while (($#)); do
   esac
   shift
 done
-for tool in perf wrk curl taskset; do
-  command -v $tool >/dev/null || { echo "sandbox_cost.sh: $tool missing (deploy/install-deps.sh)" >&2; exit 1; }
+for tool in perf wrk taskset; do
+  command -v $tool >/dev/null || die "$tool missing (deploy/install-deps.sh)"
 done
 
 dir=$(mktemp -d /tmp/scalws-sandbox-cost.XXXXXX)
@@ -44,7 +48,8 @@ head -c 1024 /dev/urandom >"$dir/www/small.bin"
 chmod -R a+rX "$dir"
 user_line=""
 [[ $(id -u) == 0 ]] && user_line='user = "www-data"'
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=""
+pick_free_port port
 cat >"$dir/site.toml" <<EOT
 [server]
 workers = 1
@@ -71,12 +76,9 @@ echo
 echo "== system calls per request of a sandboxed worker (wrk, 64 connections, 3 s)"
 taskset -c "$CPU" "$BIN/scalwsd" --config "$dir/site.toml" >"$dir/server.log" 2>&1 &
 server=$!
-for _ in $(seq 100); do
-  curl -sf -o /dev/null "http://127.0.0.1:$port/respond" && break
-  sleep 0.1
-done
+wait_for_listen "$port" "$server" || die "scalwsd did not start: $(cat "$dir/server.log")"
 worker=$(pgrep -P "$server" | head -n1)
-[[ -n $worker ]] || { echo "sandbox_cost.sh: no worker (see $dir/server.log)" >&2; exit 1; }
+[[ -n $worker ]] || die "no worker process (see $dir/server.log)"
 for path in /respond /small.bin; do
   taskset -c "$CLIENT_CPU" wrk -t1 -c64 -d1s "http://127.0.0.1:$port$path" >/dev/null  # warm-up
   perf stat -x, -e raw_syscalls:sys_enter -p "$worker" -o "$dir/perf.txt" -- \
