@@ -144,9 +144,14 @@ def test_a_managed_pool_runs_php_as_its_user_and_comes_back_after_sigkill():
                         open("/proc/%d/stat" % p).read().split()[4] == str(master)}
             assert len(children) == 3, children
             os.kill(master, signal.SIGKILL)
-            wait_until(lambda: c.ctl_json("pool", "show", "shop")["state"] == "running" and
-                       master_pid(c, "shop") != master, 10, what="php-fpm restarted")
-            after = c.ctl_json("pool", "show", "shop")
+            # One snapshot per check: state and pid read by two calls could straddle the
+            # exit (still "running", then pid 0 while restarting).
+            def restarted():
+                shown = c.ctl_json("pool", "show", "shop")
+                if shown["state"] == "running" and shown["process"]["pid"] not in (0, master):
+                    return shown
+                return None
+            after = wait_until(restarted, 10, what="php-fpm restarted")
             assert after["process"]["restarts"] == 1
             assert "SIGKILL" in after["process"]["last_exit"]
             wait_until(lambda: not (children & fpm_pids()), 5, what="the old children gone")
