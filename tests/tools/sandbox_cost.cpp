@@ -3,9 +3,10 @@
 //
 //   scalws-sandbox-cost --config FILE --file PATH [--rounds N] [--calls N]
 //
-// Three child processes on the caller's CPUs take turns, all running as the site's user:
-// one with only the privilege drop, one with the drop and the seccomp filter, one inside
-// exactly the sandbox a standalone worker of the site enters (drop, Landlock, seccomp).
+// Four child processes on the caller's CPUs take turns, all running as the site's user:
+// one with only the privilege drop, one with the drop and a filter that allows everything,
+// one with the drop and our seccomp filter, one inside exactly the sandbox a standalone
+// worker of the site enters (drop, Landlock, seccomp).
 // Each round, each times N calls of every operation with the vDSO clock; the order rotates
 // every round, so a change of the machine's speed lands on all alike. They share the
 // descriptors opened before the fork and never use them at the same time. PATH is a file
@@ -15,6 +16,7 @@
 // drop-only side.
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -154,11 +156,13 @@ bool readAll(int fd, void* data, size_t len) {
   _exit(0);
 }
 
-// What a measuring child applies before it times anything. All three run as the site's
+// What a measuring child applies before it times anything. All of them run as the site's
 // user: the difference between two columns is one layer's cost.
-enum class Layers { kDropOnly, kSeccompOnly, kWhole, kCount };
+// kAllowAll loads a filter that allows everything: what any seccomp filter at all costs,
+// so the difference to kSeccompOnly is what our allow-list adds on top.
+enum class Layers { kDropOnly, kAllowAll, kSeccompOnly, kWhole, kCount };
 constexpr std::array<const char*, static_cast<size_t>(Layers::kCount)> kLayerNames = {
-    "drop only", "+seccomp", "+landlock+seccomp"};
+    "drop only", "+allow-all filter", "+seccomp", "+landlock+seccomp"};
 
 struct Side {
   pid_t pid = -1;
@@ -172,6 +176,13 @@ scalws::common::Status applyLayers(const scalws::sandbox::SandboxPolicy& policy,
   if (layers == Layers::kWhole) return scalws::sandbox::applySandbox(policy).status();
   auto dropped = scalws::sandbox::applySandbox(drop_only);
   if (!dropped.ok() || layers == Layers::kDropOnly) return dropped.status();
+  if (layers == Layers::kAllowAll) {
+    scmp_filter_ctx allow_all = seccomp_init(SCMP_ACT_ALLOW);
+    int rc = allow_all == nullptr ? -ENOMEM : seccomp_load(allow_all);
+    seccomp_release(allow_all);
+    if (rc != 0) return scalws::common::errnoStatus(-rc, "loading an allow-all filter");
+    return scalws::common::okStatus();
+  }
   scalws::sandbox::SandboxReport report;
   return scalws::sandbox::applySeccomp(policy, report);
 }
