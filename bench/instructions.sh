@@ -27,7 +27,7 @@ while (($#)); do
   shift
 done
 for tool in valgrind h2load; do
-  command -v $tool >/dev/null || { echo "instructions.sh: $tool missing (deploy/install-deps.sh)" >&2; exit 1; }
+  command -v $tool >/dev/null || die "$tool missing (deploy/install-deps.sh)"
 done
 
 # Instructions of the worker process after serving $1 requests.
@@ -53,7 +53,7 @@ EOT
     "$SCALWSD" --config "$dir/site.toml" >"$dir/valgrind.log" 2>&1 &
   vg=$!
   wait_for_listen "$port" "$vg" 30 || die "scalwsd under valgrind did not start: $(cat "$dir/valgrind.log")"
-  worker=$(pgrep -P "$vg" | head -n1)
+  worker=$(first_child "$vg" 30) || die "no worker under valgrind: $(cat "$dir/valgrind.log")"
   h2load --h1 -n "$n" -c 8 "http://127.0.0.1:$port/respond" | grep -q "$n succeeded" ||
     { echo "instructions.sh: not every request succeeded" >&2; kill "$vg"; exit 1; }
   kill "$vg"

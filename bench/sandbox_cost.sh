@@ -4,9 +4,9 @@
 #
 #   bench/sandbox_cost.sh [--bin DIR] [--cpu N] [--client-cpu N] [--rounds N]
 #
-# 1. scalws-sandbox-cost: ns per call of the system calls a worker makes per request, in a
-#    process with only the privilege drop against one inside the site's whole sandbox
-#    (Landlock + seccomp), taking turns on the same CPU (tests/tools/sandbox_cost.cpp).
+# 1. scalws-sandbox-cost: ns per call of the system calls a worker makes per request, in
+#    processes taking turns on the same CPU: privilege drop only, + an allow-all seccomp
+#    filter, + our filter, + Landlock and our filter (tests/tools/sandbox_cost.cpp).
 # 2. System calls per request of a sandboxed scalwsd worker serving `respond` and a 1 KiB
 #    static file (the bench's static-small: open-file cache in check mode) under wrk,
 #    counted by the kernel's raw_syscalls tracepoint (perf stat; no PMU needed).
@@ -68,17 +68,16 @@ match = { prefix = "/" }
 static = { root = "$dir/www", open_file_cache = "check" }
 EOT
 
-echo "== ns per system call, privilege drop only against the whole sandbox (CPU $CPU)"
+echo "== ns per system call, each layer of the sandbox added in turn (CPU $CPU)"
 taskset -c "$CPU" "$BIN/scalws-sandbox-cost" --config "$dir/site.toml" \
-  --file "$dir/www/small.bin" --rounds "$ROUNDS" 2>/dev/null | tee "$dir/cost.txt"
+  --file "$dir/www/small.bin" --rounds "$ROUNDS" 2>/dev/null
 
 echo
 echo "== system calls per request of a sandboxed worker (wrk, 64 connections, 3 s)"
 taskset -c "$CPU" "$BIN/scalwsd" --config "$dir/site.toml" >"$dir/server.log" 2>&1 &
 server=$!
 wait_for_listen "$port" "$server" || die "scalwsd did not start: $(cat "$dir/server.log")"
-worker=$(pgrep -P "$server" | head -n1)
-[[ -n $worker ]] || die "no worker process (see $dir/server.log)"
+worker=$(first_child "$server") || die "no worker process (see $dir/server.log)"
 for path in /respond /small.bin; do
   taskset -c "$CLIENT_CPU" wrk -t1 -c64 -d1s "http://127.0.0.1:$port$path" >/dev/null  # warm-up
   perf stat -x, -e raw_syscalls:sys_enter -p "$worker" -o "$dir/perf.txt" -- \

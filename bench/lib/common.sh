@@ -180,6 +180,19 @@ wait_for_listen() {
   return 1
 }
 
+# first_child PID [TIMEOUT]: prints PID's first child (a scalwsd master's worker) once it
+# exists. A master listens before it forks, so a listening port does not mean a worker yet.
+first_child() {
+  local pid=$1 timeout=${2:-10} i child
+  for ((i = 0; i < timeout * 20; i++)); do
+    child=$(pgrep -P "$pid" | head -n1) || true
+    [[ -n $child ]] && { printf '%s\n' "$child"; return 0; }
+    proc_is_ours "$pid" || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
 # Waits until nothing listens on PORT any more. A listener left behind on an
 # SO_REUSEPORT port would silently take a share of the next run's connections.
 wait_for_port_closed() {
