@@ -40,8 +40,8 @@ usage: bench/run.sh [options]
   --conns N              connections for every scenario (overrides the table and tuning)
   --tune                 sweep connection counts per scenario, store the peak in the tune file
   --tune-file FILE       (default: bench/results/tuned.json; later runs reuse it)
-  --gate                 exit 1 when a median ratio misses its DESIGN.md target
-  --design FILE          DESIGN.md with the "Performance targets" table
+  --gate                 exit 1 when a median ratio misses its target (bench/TARGETS.md)
+  --design FILE          another file with a "## Performance targets" table
   --quick                a few seconds per scenario: every supported scenario answers 2xx
   --scalwsd PATH         the ScalWS binary (default: build/bin/scalwsd)
   --scalwsd-nometrics PATH  scalwsd built with -DSCALWS_METRICS=OFF, for the kind
@@ -449,8 +449,7 @@ write_results() {
 
 find_design() {
   local f
-  for f in "$DESIGN" "$REPO_DIR/DESIGN.md" "$REPO_DIR/docs/DESIGN.md" \
-    "$REPO_DIR/../shared/DESIGN.md"; do
+  for f in "$DESIGN" "$REPO_DIR/bench/TARGETS.md"; do
     [[ -n $f && -r $f ]] && { printf '%s\n' "$f"; return 0; }
   done
   return 1
@@ -464,7 +463,7 @@ main() {
   if ((GATE)) && [[ $MODE != full ]]; then die "--gate needs a full run (not --quick or --tune)"; fi
   local design=""
   if ((GATE)); then
-    design=$(find_design) || die "--gate: DESIGN.md not found; pass --design FILE"
+    design=$(find_design) || die "--gate: bench/TARGETS.md not found; pass --design FILE"
   fi
   setup_rundir
   pin_self

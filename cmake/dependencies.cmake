@@ -9,7 +9,7 @@ pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 find_package(nlohmann_json 3 REQUIRED)
 
-# toml++ is used header-only so it can be built without exceptions (STYLE.md: errors are
+# toml++ is used header-only so it can be built without exceptions (errors are
 # values); Debian's shared library is built with exceptions and a different ABI.
 add_library(scalws_tomlplusplus INTERFACE)
 target_compile_definitions(scalws_tomlplusplus INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=0)

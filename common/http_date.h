@@ -1,4 +1,4 @@
-// The Date header, rendered once a second per loop (DESIGN.md "Hot path"), plus the
+// The Date header, rendered once a second per loop, plus the
 // IMF-fixdate formatting and parsing that validators (Last-Modified, If-Modified-Since) need.
 #pragma once
 

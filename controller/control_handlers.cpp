@@ -26,7 +26,7 @@ constexpr const char* kOps[] = {"status",        "cpu.list",         "instance.l
                                 "instance.show", "instance.logs",    "instance.add",
                                 "instance.set",  "instance.remove",  "instance.start",
                                 "instance.stop", "instance.restart", "instance.reload"};
-// Issue 8's reads, registered with the others (a list of their own merges more easily).
+// The metrics reads, registered with the others (a list of their own merges more easily).
 constexpr const char* kMetricsOps[] = {"instance.metrics"};
 constexpr uint32_t kMaxCpus = 4096;
 constexpr int kMaxEvents = 1000;

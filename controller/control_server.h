@@ -1,4 +1,4 @@
-// ControlServer: the control socket (issue 5: /run/scalws/control.sock, mode 0660, group
+// ControlServer: the control socket (/run/scalws/control.sock, mode 0660, group
 // scalws when that group exists). Each scalwsctl connection gets an ipc::Endpoint whose
 // handlers are ControlHandlers'; the endpoint refuses write ops from peers that are neither
 // root nor in group scalws (SO_PEERCRED, ipc/peer_credentials.h).

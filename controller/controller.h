@@ -1,4 +1,4 @@
-// Controller: scalws-controller's process (DESIGN.md "Processes"; issue 5). One libuv loop
+// Controller: scalws-controller's process. One libuv loop
 // on one thread runs everything: the control socket, one InstanceSupervisor per instance and
 // the signals. SQLite calls are short and made from that thread.
 //
@@ -13,7 +13,7 @@
 //   6. converge: instances whose desired state is running and that are not are started,
 //      those desired stopped that still have workers are stopped;
 //   7. READY=1 to systemd.
-// Metrics (issue 8): a MetricsCollector gets every worker's figures through the
+// Metrics: a MetricsCollector gets every worker's figures through the
 // supervisors; a one-second timer drives its rollups into the DB; --metrics-listen adds
 // the Prometheus endpoint on this same loop.
 // Shutdown: see systemd_integration.h for which signal stops the instances and which

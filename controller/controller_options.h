@@ -1,4 +1,4 @@
-// scalws-controller's command line (issue 5):
+// scalws-controller's command line:
 //
 //   scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]
 //                     [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]

@@ -33,7 +33,7 @@ struct SlotListeners {
   common::Result<std::vector<common::UniqueFd>> duplicateFds() const;
 };
 
-// Binds one socket as DESIGN.md wants listeners: SO_REUSEADDR + SO_REUSEPORT, IPv6 sockets
+// Binds one listener socket: SO_REUSEADDR + SO_REUSEPORT, IPv6 sockets
 // v6-only, non-blocking, close-on-exec, backlog 4096.
 common::Result<common::UniqueFd> bindListener(const common::config::ListenConfig& listen);
 

@@ -1,4 +1,4 @@
-// InstanceSupervisor: runs one instance's workers (issue 5 "Running an instance").
+// InstanceSupervisor: runs one instance's workers.
 //
 // Layout: "multi" — one slot per assigned CPU, each a worker process pinned to its CPU
 // with one loop; "single" — one slot, one process with one loop per assigned CPU and the

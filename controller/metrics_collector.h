@@ -1,12 +1,12 @@
-// MetricsCollector: the controller's side of issue 8. Workers' `metrics` notifications come
-// in through the supervisors (workerSnapshot, workerExited); the controller's one-second
-// timer calls tick(), which samples every instance and, at each 10 s boundary of the wall
-// clock, writes one metrics_10s row per instance (the increase over those 10 s, gauges at
-// the end), at each minute boundary one metrics_1m row per stored instance with 10 s rows in
-// that minute (merged with mergeMetrics, read back from the DB so a controller restart
-// mid-minute loses nothing already written; the first tick also rolls up the minutes that
-// ended while no controller ran, up to kMinuteCatchUp), and every prune_every_ms prunes the
-// DB (the store's retention: 10 s rows a day, 1 min rows a month).
+// MetricsCollector: the controller's side of per-instance metrics. Workers' `metrics` notifications
+// come in through the supervisors (workerSnapshot, workerExited); the controller's one-second timer
+// calls tick(), which samples every instance and, at each 10 s boundary of the wall clock, writes
+// one metrics_10s row per instance (the increase over those 10 s, gauges at the end), at each
+// minute boundary one metrics_1m row per stored instance with 10 s rows in that minute (merged with
+// mergeMetrics, read back from the DB so a controller restart mid-minute loses nothing already
+// written; the first tick also rolls up the minutes that ended while no controller ran, up to
+// kMinuteCatchUp), and every prune_every_ms prunes the DB (the store's retention: 10 s rows a day,
+// 1 min rows a month).
 //
 // Reads: recent() (rates "now", from memory), window() (a span back from now: memory for
 // the last minutes, the DB's rows beyond), totals() (monotonic, for Prometheus).

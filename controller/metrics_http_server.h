@@ -1,5 +1,5 @@
 // MetricsHttpServer: the controller's Prometheus endpoint (`--metrics-listen ADDR`, off by
-// default; issue 8). A deliberately tiny HTTP/1.1 responder on the controller's loop:
+// default). A deliberately tiny HTTP/1.1 responder on the controller's loop:
 // `GET /metrics` (or HEAD) answers render()'s text; any other path is 404, any other method
 // 405. One request per connection: the head is read (at most kMaxRequestBytes, within
 // kRequestTimeoutMs), the answer is written with `Connection: close`, the write side is

@@ -1,4 +1,4 @@
-// InstanceMetrics: what the controller knows of one instance's figures (issue 8), kept in
+// InstanceMetrics: what the controller knows of one instance's figures, kept in
 // memory by the MetricsCollector. Pure arithmetic: no clock, no I/O; times are passed in.
 //
 // Totals. Every worker process sends monotonic totals since it started. The instance's

@@ -1,5 +1,5 @@
-// The Prometheus text exposition (format 0.0.4) of every instance's monotonic totals
-// (issue 8). Labelled by `instance` and, where it applies, `class` (1xx..5xx) or `action`;
+// The Prometheus text exposition (format 0.0.4) of every instance's monotonic totals.
+// Labelled by `instance` and, where it applies, `class` (1xx..5xx) or `action`;
 // never by host or path, so the series count is bounded by instances, not by traffic.
 //
 // Families (each with one HELP and one TYPE line, samples grouped under it):

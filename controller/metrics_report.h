@@ -1,4 +1,4 @@
-// The JSON answers built from the collector's figures (issue 8): `instance.metrics` and
+// The JSON answers built from the collector's figures: `instance.metrics` and
 // the per-instance line of `status`. Pure: figures in, JSON out.
 //
 //   instance.metrics {name, since_ms?} -> {name, status, processes, reporting, since_ms,

@@ -1,4 +1,4 @@
-// Arithmetic on MetricsSnapshot for the controller's collector (issue 8): the increase
+// Arithmetic on MetricsSnapshot for the controller's collector: the increase
 // between two totals, folding a process that ended into a per-instance base, and the
 // conversion to and from the store's MetricsRow.
 //

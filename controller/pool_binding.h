@@ -1,4 +1,4 @@
-// How an instance's php routes find the controller's PHP pools (issue 7).
+// How an instance's php routes find the controller's PHP pools.
 //
 // An instance config names pools only in its routes: php = { pool = "main", ... }. Under
 // the controller its [php_pool.NAME] tables are optional and may only tune the worker's

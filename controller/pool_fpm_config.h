@@ -1,4 +1,4 @@
-// The php-fpm configuration the controller writes for a managed PHP pool (issue 7).
+// The php-fpm configuration the controller writes for a managed PHP pool.
 //
 // One php-fpm master per managed pool, started by the controller in the foreground
 // (`php-fpm -F -y CONF`) as root, like the distribution's service: the master stays root

@@ -1,4 +1,4 @@
-// PoolHandlers: the controller's answers to `scalwsctl pool ...` (issue 7), the pool.* rows
+// PoolHandlers: the controller's answers to `scalwsctl pool ...`, the pool.* rows
 // of ipc/ops.cpp; ControlHandlers hands these ops over. Like every control handler, each
 // validates all it can before it changes anything, so a refused operation leaves the DB as
 // it was (a managed pool is only stored once its php-fpm runs).

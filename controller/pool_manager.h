@@ -1,4 +1,4 @@
-// PoolManager: the controller's managed PHP pools (issue 7), one PoolProcess (a php-fpm
+// PoolManager: the controller's managed PHP pools, one PoolProcess (a php-fpm
 // master) per managed pool of the state DB.
 //
 // - Controller start (startAll): every managed pool of the DB is adopted when its master

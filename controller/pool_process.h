@@ -1,4 +1,4 @@
-// PoolProcess: one managed php-fpm master, run and watched by the controller (issue 7).
+// PoolProcess: one managed php-fpm master, run and watched by the controller.
 //
 // php-fpm runs in the foreground (`PHP_FPM -F -y CONF`, pool_fpm_config.h) in a session of
 // its own (setsid: a terminal's Ctrl-C reaches the controller only), with a clean

@@ -1,5 +1,5 @@
-// RestartPolicy: what the supervisor does when a worker exits without being asked to
-// (issue 5 "Supervision"). Pure: time comes in as arguments, so tests use a fake clock.
+// RestartPolicy: what the supervisor does when a worker exits without being asked to.
+// Pure: time comes in as arguments, so tests use a fake clock.
 //
 // - Backoff per slot: the n-th consecutive crash of a slot waits first_backoff * 2^(n-1),
 //   at most max_backoff (100 ms doubling to 30 s). A worker that ran for stable_after or

@@ -1,4 +1,4 @@
-// What the controller tells systemd and asks it (issue 5 "systemd and the main job").
+// What the controller tells systemd and asks it.
 //
 // Readiness: READY=1 once the host converged on the DB, STOPPING=1 when shutdown begins,
 // STATUS=... lines on the way (sd_notify; nothing happens without NOTIFY_SOCKET).

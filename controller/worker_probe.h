@@ -1,9 +1,8 @@
-// Recognising a worker that a previous controller started, from the outside (issue 5 "The
-// controller may die; the sites may not"). A PID from the DB is only trusted when /proc
-// agrees on two things: the process started at the recorded time (field 22 of
-// /proc/PID/stat, in clock ticks since boot, so a reused PID cannot pass) and it runs
-// `scalwsd --instance NAME`. Its attach socket must then be listening, created by that
-// very PID (SO_PEERCRED).
+// Recognising a worker that a previous controller started, from the outside. A PID from the DB is
+// only trusted when /proc agrees on two things: the process started at the recorded time (field 22
+// of /proc/PID/stat, in clock ticks since boot, so a reused PID cannot pass) and it runs `scalwsd
+// --instance NAME`. Its attach socket must then be listening, created by that very PID
+// (SO_PEERCRED).
 #pragma once
 
 #include <sys/types.h>

@@ -77,7 +77,7 @@ class WorkerProcess {
     std::function<void(WorkerProcess&)> on_hello;
     std::function<void(WorkerProcess&, const std::string& how)> on_exit;
     // A ready (or stopping) worker's periodic `metrics` notification: monotonic totals
-    // since it started (issue 8). Malformed ones are dropped here.
+    // since it started. Malformed ones are dropped here.
     std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&)> on_metrics;
   };
 

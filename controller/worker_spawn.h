@@ -1,5 +1,5 @@
 // Starting one scalwsd worker: fork, set the child up, exec
-// `scalwsd --instance NAME --ipc-fd 3 --attach-fd 4` (DESIGN.md "Processes").
+// `scalwsd --instance NAME --ipc-fd 3 --attach-fd 4`.
 //
 // Between fork and exec the child, still a copy of the controller:
 //   - starts a new session (setsid), so a terminal's Ctrl-C or a hang-up reaches the

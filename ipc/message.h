@@ -1,4 +1,4 @@
-// Message: one IPC frame's content, typed (DESIGN.md "IPC").
+// Message: one IPC frame's content, typed.
 //
 // On the wire a message is a JSON object:
 //   request       {"v":1,"id":N,"op":"config","args":{...}}        N >= 1: a reply is expected

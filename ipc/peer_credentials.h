@@ -1,6 +1,6 @@
 // Who is on the other end of a Unix socket, and whether they may change state.
 //
-// Rule (issue 5): root and members of group `scalws` may call write ops; everyone else
+// Rule: root and members of group `scalws` may call write ops; everyone else
 // may call read ops only. Membership counts the peer's primary gid (from SO_PEERCRED) and
 // the supplementary groups of the passwd entry of its uid (getgrouplist), because
 // SO_PEERCRED does not carry supplementary groups.

@@ -1,5 +1,5 @@
 // The PHP pools the controller gives an instance's worker: the `php_pools` field of the
-// `config` and `reload` messages (and of a re-attaching worker's hello), DESIGN.md "IPC".
+// `config` and `reload` messages (and of a re-attaching worker's hello).
 //
 //   "php_pools": [{"name": "main", "address": "unix:/run/scalws/php/shop.sock",
 //                  "max_conns": 8, "share": 4}, ...]

@@ -1,6 +1,6 @@
 // applySandbox(): the one call a worker makes, once everything it needs is open.
 //
-// Order (DESIGN.md, "Sandbox"): setgroups/setgid/setuid to the policy's user →
+// Order: setgroups/setgid/setuid to the policy's user →
 // PR_SET_NO_NEW_PRIVS → Landlock → seccomp → read back /proc/self/status and check that
 // the kernel shows what the report claims. With SandboxMode::kOff only the privilege drop
 // happens.

@@ -1,4 +1,4 @@
-// The per-site access log (DESIGN.md; nginx's combined format or JSON lines). One buffer
+// The per-site access log (nginx's combined format or JSON lines). One buffer
 // per loop, written to the shared O_APPEND fd in whole lines when it fills, at least once
 // a second, and at exit — never a write per request.
 #pragma once

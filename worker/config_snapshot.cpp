@@ -115,7 +115,7 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
     s->handlers_.push_back(std::move(h).value());
   }
   // Certificates and keys are read here: before the sandbox, and in a supervising parent
-  // before it forks, so every worker inherits them (DESIGN.md "Sandbox").
+  // before it forks, so every worker inherits them.
   for (const auto& listen : s->site_.listens) {
     s->tls_.emplace_back();
     if (!listen.tls) continue;

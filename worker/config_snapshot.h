@@ -1,7 +1,7 @@
 // Everything a loop needs to serve one version of a site's config: the config itself, the
 // compiled router, one handler per route and the values derived once (limits, the Server
 // line). Immutable once built and shared by every loop through shared_ptr<const>; a reload
-// builds a new one, and connections move to it between requests (STYLE.md).
+// builds a new one, and connections move to it between requests.
 #pragma once
 
 #include <map>

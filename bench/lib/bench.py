@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Numbers for bench/run.sh: parse load-generator output, turn /proc snapshots into one
 JSON line per measurement, summarise rounds into medians, ratios and spreads, print the
-table, judge --gate against DESIGN.md's targets, and keep --tune's choices.
+table, judge --gate against bench/TARGETS.md, and keep --tune's choices.
 
 Standard library only (run with Debian's /usr/bin/python3). Every subcommand reads and
 writes plain files so the shell side stays a sequence of steps.
@@ -26,7 +26,7 @@ CONTENDED_PCT = 3.0
 QUIET_PCT = 5.0
 # A row is "driver-bound" when doubling the connections raises throughput by more than this.
 DRIVER_BOUND_GAIN = 0.10
-# DESIGN.md "Performance targets": peak PSS summed over the server's processes no more than
+# bench/TARGETS.md: peak PSS summed over the server's processes no more than
 # nginx's.
 PSS_MAX_RATIO = 1.00
 # The generator's core counts as saturated above this busy percentage.
@@ -591,7 +591,7 @@ def cmd_summarise(a):
 
 
 # ---------------------------------------------------------------------------------------
-# Subcommand: --gate against DESIGN.md's "Performance targets" table.
+# Subcommand: --gate against the "Performance targets" table of bench/TARGETS.md.
 
 def parse_targets(design_path):
     text = open(design_path).read()
@@ -615,8 +615,8 @@ def parse_targets(design_path):
     return targets
 
 
-# Issue 8: counting may cost at most 1 % of throughput in every scenario (DESIGN.md's table
-# has no row for it).
+# Counting may cost at most 1 % of throughput in every scenario (the targets table has no
+# row for it).
 METRICS_TARGET = {"rps_min": 0.99, "cpu_max": None, "text": "metrics on/off: req/s >= 0.99"}
 
 
@@ -640,7 +640,7 @@ def cmd_gate(a):
         t = targets.get(key, METRICS_TARGET if key == "metrics" else None)
         states = [row["per_server"][s]["status"] for s in servers]
         if t is None:
-            skipped.append(f"{row['name']}: no target in DESIGN.md")
+            skipped.append(f"{row['name']}: no target in the targets table")
             continue
         if "n/a" in states:
             skipped.append(f"{row['name']}: n/a")
@@ -656,7 +656,7 @@ def cmd_gate(a):
             bad.append("req/s")
         if t["cpu_max"] is not None and (not cr or cr["median"] > t["cpu_max"]):
             bad.append("CPU/request")
-        # DESIGN.md: PSS summed over the server's processes no more than nginx's.
+        # The targets: PSS summed over the server's processes no more than nginx's.
         if key not in ("sandbox", "metrics"):
             figs += f", PSS ratio {pr if pr is not None else 'n/a'} (target ≤ {PSS_MAX_RATIO})"
             if pr is None or pr > PSS_MAX_RATIO:

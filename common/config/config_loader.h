@@ -1,4 +1,4 @@
-// Loads and validates a site's TOML (DESIGN.md "Configuration").
+// Loads and validates a site's TOML.
 //
 // A config is accepted whole or refused whole: on failure the Status message holds every
 // problem found, one per line, each as "file:line:col: what is wrong" — unknown keys,

@@ -1,5 +1,5 @@
 // The configuration model of one site: what `scalwsd --config site.toml` and an instance
-// under the controller are described by (DESIGN.md "Configuration").
+// under the controller are described by.
 //
 // Plain values, built once by the loader (config_loader.h) and then shared read-only by
 // every loop of a worker. Every field has the default the README documents; the loader
@@ -149,7 +149,7 @@ struct StaticAction {
   bool allow_dotfiles = false;
 };
 
-// The worker's figures as JSON (issue 8); restrict it with policy.allow.
+// The worker's figures as JSON; restrict it with policy.allow.
 struct StatusAction {};
 
 // route.php: run a PHP script beneath `root` on a [php_pool.NAME] over FastCGI.

@@ -1,4 +1,4 @@
-// route.status: the worker's own figures as JSON (issue 8). It takes no options; who may
+// route.status: the worker's own figures as JSON. It takes no options; who may
 // read it is the route's policy.allow.
 #include "common/config/sections.h"
 #include "common/config/table_reader.h"

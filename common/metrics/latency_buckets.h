@@ -1,4 +1,4 @@
-// The request latency histogram's fixed log-scale layout (issue 8), shared by the workers
+// The request latency histogram's fixed log-scale layout, shared by the workers
 // that count and the controller that stores and reads percentiles: two buckets per octave
 // from 1 µs; the last bucket holds everything above ~67 s.
 #pragma once

@@ -1,4 +1,4 @@
-// CpuAllocator: which CPUs a new instance gets (issue 5 "CPUs"). Pure logic: it is given
+// CpuAllocator: which CPUs a new instance gets. Pure logic: it is given
 // the host's CPUs once and the current assignments on every call, touches no OS state,
 // and is called by the state store inside the transaction that stores its answer.
 //

@@ -1,4 +1,4 @@
-// scalwsctl's command line, parsed without touching anything (issue 5 "scalwsctl"):
+// scalwsctl's command line, parsed without touching anything:
 //
 //   scalwsctl [--socket PATH] [--json] COMMAND
 //     status

@@ -1,4 +1,4 @@
-// scalwsctl's human output for metrics (issue 8): `instance metrics` as a two-column table
+// scalwsctl's human output for metrics: `instance metrics` as a two-column table
 // (now, the window) and the per-instance lines of `status`. Pure, like ctl_output.h; the
 // JSON shapes are in controller/metrics_report.h.
 #pragma once

@@ -1,4 +1,4 @@
-// MetricsRow: one instance's figures over one rollup bucket (issue 8), as stored in
+// MetricsRow: one instance's figures over one rollup bucket, as stored in
 // metrics_10s (kept 24 h) and metrics_1m (kept 30 days).
 //
 // Counters are increases over the bucket (the collector subtracts the workers' monotonic

@@ -1,4 +1,4 @@
-// The state database's schema as an ordered list of forward migrations (DESIGN.md "State").
+// The state database's schema as an ordered list of forward migrations.
 //
 // Version N is reached by applying migrations 1..N in order, each in its own BEGIN
 // IMMEDIATE transaction together with its row in `schema_version`, so a crash leaves the

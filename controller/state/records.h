@@ -1,4 +1,4 @@
-// The typed rows of the state DB (DESIGN.md "State"), as the state store reads and writes
+// The typed rows of the state DB, as the state store reads and writes
 // them. Plain values; times are Unix milliseconds from the store's clock.
 #pragma once
 
@@ -58,7 +58,7 @@ struct InstanceRecord {
   common::CpuSet assigned_cpus;  // from cpu_assignments
 };
 
-// A PHP-FPM pool (issue 7). External pools have only address and max_conns; managed pools
+// A PHP-FPM pool. External pools have only address and max_conns; managed pools
 // are run by the controller as managed_user with `processes` children.
 struct PoolRecord {
   std::string name;

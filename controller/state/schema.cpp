@@ -78,7 +78,7 @@ CREATE INDEX events_by_instance ON events (instance, id);
 CREATE INDEX events_by_time ON events (time_ms);
 )sql";
 
-// Migration 2: per-instance metrics rollups (issue 8). One row per instance and bucket;
+// Migration 2: per-instance metrics rollups. One row per instance and bucket;
 // counters are increases over the bucket, conn_active and rss_bytes are gauges at its end.
 // Plain integer columns are compact in SQLite (0 and 1 take no payload bytes) and need no
 // decoding to query; the latency histogram is a sparse blob (metrics_row.h). Rows die with
@@ -131,7 +131,7 @@ CREATE TABLE metrics_1m (
 CREATE INDEX metrics_1m_by_bucket ON metrics_1m (bucket_ms);
 )sql";
 
-// Migration 3: the worker processes the controller started (issue 5), so a controller that
+// Migration 3: the worker processes the controller started, so a controller that
 // comes back after a crash finds the workers still serving and re-attaches to them. One row
 // per live process; start_ticks (field 22 of /proc/PID/stat) tells a worker from an
 // unrelated process that got its PID later. attach_address is the abstract Unix socket the
@@ -148,7 +148,7 @@ CREATE TABLE workers (
 CREATE INDEX workers_by_instance ON workers (instance, slot);
 )sql";
 
-// Migration 4: the name an instance's php routes use for a pool assigned to it (issue 7).
+// Migration 4: the name an instance's php routes use for a pool assigned to it.
 // An instance's config names pools in its routes ("main"); `pool assign POOL INSTANCE --as
 // main` binds a registered pool to that name, so reassigning a site to another pool is one
 // command and a reload. A name is bound to at most one pool per instance. Pools assigned

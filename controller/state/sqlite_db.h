@@ -6,7 +6,7 @@
 // locals of one store operation). One connection is used by one thread at a time; give
 // each thread its own SqliteDb (SQLite's own locking then serialises the writers).
 //
-// Connection settings (applied by open(), DESIGN.md "State"):
+// Connection settings (applied by open()):
 //   - journal_mode=WAL: readers never block the writer and a crash mid-commit leaves the
 //     previous state intact.
 //   - synchronous=FULL: the WAL is fsync'd at every commit, so a transaction the controller

@@ -1,4 +1,4 @@
-// StateLock: one controller per state directory (issue 5).
+// StateLock: one controller per state directory.
 //
 // acquire() opens DIR/lock (creating it, mode 0644), takes flock(LOCK_EX | LOCK_NB) and
 // writes the holder's PID into it, so a second controller on the same directory refuses

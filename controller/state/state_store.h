@@ -1,4 +1,4 @@
-// StateStore: the controller's typed access to its SQLite state (DESIGN.md "State").
+// StateStore: the controller's typed access to its SQLite state.
 //
 // Every operation is one transaction (BEGIN IMMEDIATE ... COMMIT for changes, a read
 // transaction for multi-table reads): it happened entirely or not at all, also across a
@@ -40,7 +40,7 @@
 
 namespace scalws::controller::state {
 
-// How long rows are kept by prune() (issue 8: 10 s rows a day, 1 min rows a month).
+// How long rows are kept by prune() (10 s rows a day, 1 min rows a month).
 struct Retention {
   int64_t metrics_10s_ms = 24LL * 3600 * 1000;
   int64_t metrics_1m_ms = 30LL * 24 * 3600 * 1000;

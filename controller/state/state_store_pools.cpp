@@ -1,4 +1,4 @@
-// StateStore: PHP pools (issue 7). Policies in state_store.h.
+// StateStore: PHP pools. Policies in state_store.h.
 #include "controller/state/state_store.h"
 
 namespace scalws::controller::state {

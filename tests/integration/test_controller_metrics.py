@@ -1,4 +1,4 @@
-"""Per-instance metrics (issue 8) with the real controller, scalwsctl and workers: requests
+"""Per-instance metrics with the real controller, scalwsctl and workers: requests
 of known kinds are counted exactly and split by class and action once the next snapshot
 arrived; latency percentiles land within one bucket of a known delay (a FastCGI pool that
 answers after a fixed sleep); a worker killed with SIGKILL never makes totals go

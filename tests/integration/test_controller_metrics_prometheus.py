@@ -1,4 +1,4 @@
-"""The controller's Prometheus endpoint (issue 8, `--metrics-listen`, off by default): the
+"""The controller's Prometheus endpoint (`--metrics-listen`, off by default): the
 text parses as the 0.0.4 exposition format (a small strict parser below), counters are
 monotonic across scrapes even when a worker is killed in between, histogram buckets are
 cumulative in increasing `le` order with +Inf == _count, and labels are only instance,

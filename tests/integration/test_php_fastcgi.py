@@ -1,4 +1,4 @@
-"""PHP over FastCGI against a real php8.2-fpm (issue 7): params in, headers and bodies out,
+"""PHP over FastCGI against a real php8.2-fpm: params in, headers and bodies out,
 streaming both ways, the script checks, and the pool's failure modes."""
 import hashlib
 import json

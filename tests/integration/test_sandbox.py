@@ -1,4 +1,4 @@
-"""The sandbox (issue 6): every worker runs under seccomp and Landlock as an unprivileged
+"""The sandbox: every worker runs under seccomp and Landlock as an unprivileged
 user, and the kernel refuses what our own checks would have refused.
 
 CI runs as root: workers drop to "nobody". Files the tests create are world-readable (and

@@ -1,5 +1,5 @@
 """Files never leave a static route's root: symlinks and swaps are held beneath it by
-openat2 in the kernel (issue 3, DESIGN.md "Sandbox")."""
+openat2 in the kernel."""
 import os
 import tempfile
 

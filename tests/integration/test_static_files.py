@@ -1,5 +1,5 @@
 """The static action over real sockets: every status it answers, with curl and raw
-HTTP/1.1 (issue 3)."""
+HTTP/1.1."""
 import gzip
 import re
 

@@ -1,4 +1,4 @@
-// The `status` action (issue 8): the site's figures as JSON — totals since start, latency
+// The `status` action: the site's figures as JSON — totals since start, latency
 // percentiles from the histogram, CPU and RSS — for standalone operators and monitoring.
 // Restrict it with the route's policy.allow; it never shows hosts or paths.
 #pragma once

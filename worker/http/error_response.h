@@ -1,4 +1,4 @@
-// The one path every error a client sees goes through (STYLE.md): a small HTML page with
+// The one path every error a client sees goes through: a small HTML page with
 // the status and its reason, never formatted by handlers themselves.
 #pragma once
 

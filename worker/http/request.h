@@ -1,4 +1,4 @@
-// The protocol-neutral request every handler sees (STYLE.md: one Request shared by HTTP/1
+// The protocol-neutral request every handler sees (one Request shared by HTTP/1
 // and HTTP/2).
 //
 // A Request is a set of views: method, target and headers point into the connection's read

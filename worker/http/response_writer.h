@@ -1,4 +1,4 @@
-// The one interface handlers answer through, for HTTP/1.1 and HTTP/2 alike (STYLE.md).
+// The one interface handlers answer through, for HTTP/1.1 and HTTP/2 alike.
 //
 // Contract: sendHead once, then any number of sendBody / sendFile, then finish. The writer
 // adds Date, Server, Content-Length (or chunked framing) and connection management itself;

@@ -1,5 +1,5 @@
 // The HTTP/1.1 request codec: bytes in, Request views and callbacks out. It never touches a
-// socket (STYLE.md); the connection feeds it what it read and acts on the callbacks.
+// socket; the connection feeds it what it read and acts on the callbacks.
 //
 // Views in the Request point into the bytes given to dispatch(). The caller keeps a
 // message's bytes in one contiguous buffer until the response is done; if it must move

@@ -1,5 +1,5 @@
 // The HTTP/2 codec of a server connection: nghttp2's server session plus our streams,
-// settings and flood limits. It never touches a socket (STYLE.md): receive() takes bytes
+// settings and flood limits. It never touches a socket: receive() takes bytes
 // the connection read, send() appends frames to a queue the connection owns, and
 // SessionOwner callbacks say when a request is ready, a response finished or a stream
 // went away. That is what lets the unit tests and the fuzz target drive it with bytes.

@@ -1,5 +1,5 @@
 // One HTTP/2 stream as handlers see it: the protocol-neutral Request (views into the
-// stream's own arena) and the ResponseWriter they answer through (STYLE.md), so every
+// stream's own arena) and the ResponseWriter they answer through, so every
 // action works unchanged over HTTP/2.
 //
 // Owned and recycled by its Session: created for a request's HEADERS, closed by nghttp2

@@ -1,4 +1,4 @@
-// One event loop's counters (issue 8): written only by that loop, with no lock and no
+// One event loop's counters: written only by that loop, with no lock and no
 // locked instruction (RelaxedCounter); read by the status page and the metrics sender
 // from any thread — or any process, when the block lives in a MetricsArea.
 #pragma once

@@ -1,4 +1,4 @@
-// Routes compiled at load (DESIGN.md "Configuration"): routes are tried in config order,
+// Routes compiled at load: routes are tried in config order,
 // and the answer is always the first route whose whole match holds. Exact paths and
 // prefixes are found by hashing; only routes without a path condition (and the
 // candidates found) are checked one by one.

@@ -4,7 +4,7 @@
 // a uv loop each. CPU placement is the controller's (the process affinity it set before
 // exec): once sandboxed, the worker may not change its own affinity.
 //
-// Metrics (issue 8): loop i counts into slot i of `metrics_area` (a private area of this
+// Metrics: loop i counts into slot i of `metrics_area` (a private area of this
 // process, summed by the metrics sender and the status page); loop 0 also refreshes the
 // process's CPU/RSS from `process`. Both may be null (loops then count privately).
 //

@@ -16,7 +16,7 @@
 namespace scalws::worker {
 namespace {
 
-// How often a worker tells the controller its figures (issue 8: every second).
+// How often a worker tells the controller its figures (every second).
 constexpr uint64_t kMetricsIntervalMs = 1000;
 
 class InstanceServer final : public InstanceHost {

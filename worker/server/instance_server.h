@@ -1,4 +1,4 @@
-// scalwsd's instance mode: a worker started by scalws-controller (DESIGN.md "Processes").
+// scalwsd's instance mode: a worker started by scalws-controller.
 // It receives its config and listener sockets over the channel (instance_session.h),
 // sandboxes itself as the instance's user, serves with one loop (multi) or one loop per
 // CPU (single), and never binds, forks or execs. SIGTERM/SIGINT stop it gracefully, as a

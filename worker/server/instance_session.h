@@ -1,5 +1,5 @@
 // InstanceSession: scalwsd's side of the controller channel in instance mode
-// (`scalwsd --instance NAME --ipc-fd N --attach-fd M`, DESIGN.md "Processes", "IPC").
+// (`scalwsd --instance NAME --ipc-fd N --attach-fd M`).
 //
 // The conversation (every request is answered; ops as in ipc/ops.cpp):
 //   worker -> hello      {pid, instance, attached:false, attach_address}

@@ -1,5 +1,5 @@
 // Standalone "multi" mode: a supervising parent and `workers` child processes
-// (DESIGN.md "Processes"). The parent binds one SO_REUSEPORT listener per worker and
+//. The parent binds one SO_REUSEPORT listener per worker and
 // address and keeps them, so a replacement child (after a crash or a reload) accepts from
 // the same queue and no connection waiting in it is lost.
 //

@@ -1,4 +1,4 @@
-// The sandbox of a standalone worker (DESIGN.md "Sandbox"; issue 6): the policy derived from
+// The sandbox of a standalone worker: the policy derived from
 // the site's config, checked before anything is forked, and entered by each serving process
 // once its listeners, docroots and logs are open and before any loop thread exists.
 #pragma once

@@ -1,4 +1,4 @@
-// The TLS side of one listener (DESIGN.md "Sandbox": keys are read before it): an SSL_CTX
+// The TLS side of one listener (keys are read before it): an SSL_CTX
 // per certificate, so the SNI callback can switch the whole context, plus what every
 // handshake on the listener shares — ALPN (h2 and http/1.1, server preference), session
 // tickets from a TicketKeyRing, a per-process session cache, OCSP responses to staple.

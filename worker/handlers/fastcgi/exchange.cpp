@@ -393,7 +393,7 @@ void Exchange::onPoolBroken(const char* why) {
 
 void Exchange::fail(uint16_t status, const char* why) {
   LOG_DEBUG("php request %llx: %u %s", static_cast<unsigned long long>(request_->id), status, why);
-  pools_.loop().counters().php_errors.add();  // issue 8: failed at the pool, whatever the cause
+  pools_.loop().counters().php_errors.add();  // failed at the pool, whatever the cause
   if (conn_ != nullptr) {
     PoolConnection* c = conn_;
     conn_ = nullptr;

@@ -2,7 +2,7 @@
 // BEGIN_REQUEST + PARAMS, streams the request body as STDIN, parses STDOUT (CGI head, then
 // body) and STDERR, and answers through the ResponseWriter it keeps.
 //
-// Flow control both ways (STYLE.md): the client body is paused (ResponseWriter::
+// Flow control both ways: the client body is paused (ResponseWriter::
 // setBodyReadPaused) while no connection is ready or more than kSendHighWater bytes wait
 // to go to the pool; reading from the pool stops while the client has more than
 // kClientHighWater bytes queued, and resumes from the writer's writable notification.

@@ -1,4 +1,4 @@
-// One loop's side of one PHP pool (DESIGN.md "Hot path": connections to PHP pools are kept
+// One loop's side of one PHP pool (connections to PHP pools are kept
 // per loop and reused): its idle connections, how many it has open, and the requests
 // waiting for one.
 //
@@ -8,7 +8,7 @@
 // opens its own connection and it is closed afterwards.
 //
 // Loop thread only. Lives as long as the loop's LoopPools; connections it opened are
-// counted until they are closed. With `counters` (the loop's, issue 8) it counts pool
+// counted until they are closed. With `counters` (the loop's) it counts pool
 // connects, reuses, and queue waits with the time each spent queued.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Parses the records a FastCGI application sends back (STDOUT, STDERR, END_REQUEST) from
-// bytes the caller read (STYLE.md: codecs never touch a socket). Content is delivered as
+// bytes the caller read (codecs never touch a socket). Content is delivered as
 // views into the bytes given to dispatch(), valid during the callback only; records may be
 // split anywhere across dispatch() calls.
 //

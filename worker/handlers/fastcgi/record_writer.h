@@ -1,5 +1,5 @@
 // Serialises the records a FastCGI client sends (BEGIN_REQUEST, PARAMS, STDIN) by appending
-// to a buffer the caller owns (STYLE.md: codecs never touch a socket). Streams are split
+// to a buffer the caller owns (codecs never touch a socket). Streams are split
 // into records of at most 65535 content bytes; nothing is padded (padding is optional).
 #pragma once
 

@@ -1,6 +1,6 @@
 // A static route's document root: a directory fd opened once, when the config snapshot is
 // built (before any sandbox), and the only way files of that route are ever reached
-// (DESIGN.md "Sandbox"). Every open goes through openat2(2) with RESOLVE_BENEATH and
+//. Every open goes through openat2(2) with RESOLVE_BENEATH and
 // RESOLVE_NO_MAGICLINKS (plus RESOLVE_NO_SYMLINKS for follow_symlinks = "never"), so a
 // ".." or a symlink that would leave the root fails in the kernel, whatever our own
 // lexical checks let through.

@@ -1,4 +1,4 @@
-// The per-loop open-file cache of static routes (DESIGN.md "Hot path"): keeps opened files
+// The per-loop open-file cache of static routes: keeps opened files
 // (fd, statx identity, rendered validators, small files' bytes) keyed by docroot, rules and
 // relative path, so a hit costs at most one statx.
 //

@@ -1,4 +1,4 @@
-// The `static` action (issue 3): files beneath a docroot, through the per-loop open-file
+// The `static` action: files beneath a docroot, through the per-loop open-file
 // cache, with validators, ranges and precompressed variants.
 //
 // Mapping: the request path is appended to `root` (nginx's `root`, not `alias`): with

@@ -285,12 +285,12 @@ TEST(ConfigLoader, RelativePathsResolveAgainstTheConfigDirectory) {
 TEST(ConfigLoader, RelativeStaticRootResolvesAgainstTheConfigDirectory) {
   const char* text =
       "[[listen]]\naddress = \"127.0.0.1:1\"\n[[route]]\nstatic = { root = \"www\" }\n"
-      "[[route]]\nstatic = { root = \"../shared/./www/\" }\n"
+      "[[route]]\nstatic = { root = \"../site/./www/\" }\n"
       "[[route]]\nstatic = { root = \"/srv/www\" }\n";
   Result<SiteConfig> site = loadSiteConfigString(text, "/etc/scalws/sites/a.toml");
   ASSERT_TRUE(site.ok()) << site.status().message();
   EXPECT_EQ(std::get<StaticAction>(site->routes[0].action).root, "/etc/scalws/sites/www");
-  EXPECT_EQ(std::get<StaticAction>(site->routes[1].action).root, "/etc/scalws/shared/www/");
+  EXPECT_EQ(std::get<StaticAction>(site->routes[1].action).root, "/etc/scalws/site/www/");
   EXPECT_EQ(std::get<StaticAction>(site->routes[2].action).root, "/srv/www");
   EXPECT_EQ(testing::errorsOf("[[listen]]\naddress = \"127.0.0.1:1\"\n[[route]]\n"
                               "static = { root = \"\" }\n"),
