@@ -9,8 +9,6 @@
 #include <cstring>
 
 #include "common/log.h"
-#include "worker/handlers/fastcgi/exchange.h"
-#include "worker/handlers/fastcgi/loop_pools.h"
 #include "worker/http1/connection.h"
 #include "worker/http2/connection.h"
 #include "worker/tls/pending_connection.h"
@@ -60,11 +58,6 @@ WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
 
 WorkerLoop::~WorkerLoop() {
   if (access_log_) access_log_->flush();
-}
-
-fastcgi::LoopPools& WorkerLoop::fastcgiPools() {
-  if (!fastcgi_pools_) fastcgi_pools_ = std::make_unique<fastcgi::LoopPools>(*this);
-  return *fastcgi_pools_;
 }
 
 void WorkerLoop::addListener(const ListenerSocket& socket) {
@@ -342,8 +335,8 @@ void WorkerLoop::maybeFinishShutdown() {
   if (connection_count_ > 0 || handles_closed_) return;
   handles_closed_ = true;
   if (access_log_) access_log_->flush();
-  // Kept PHP pool connections are handles too.
-  if (fastcgi_pools_) fastcgi_pools_->closeIdle();
+  // Kept connections to PHP pools and upstreams are handles too.
+  locals_.loopStopping();
   // Closing the last handles lets uv_run return.
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&second_timer_), nullptr);

@@ -1,4 +1,4 @@
-// One event loop and everything it owns (DESIGN.md "Hot path": nothing shared between
+// One event loop and everything it owns (nothing shared between
 // loops on the request path): its listeners, connections, timeouts, buffers, date cache,
 // access-log buffer and the config snapshot new connections start on.
 //
@@ -18,15 +18,12 @@
 #include "worker/access_log.h"
 #include "worker/config_snapshot.h"
 #include "worker/handlers/static/open_file_cache.h"
+#include "worker/loop/loop_local.h"
 #include "worker/loop/timeout_queue.h"
 #include "worker/metrics/loop_counters.h"
 #include "worker/metrics/metrics_area.h"
 #include "worker/metrics/process_stats.h"
 #include "worker/net/buffer_pool.h"
-
-namespace scalws::worker::fastcgi {
-class LoopPools;
-}
 
 namespace scalws::worker {
 
@@ -34,7 +31,7 @@ class ClientConnection;
 class Transport;
 struct PeerInfo;
 
-// Where a loop counts (issue 8): its slot of the site's MetricsArea, and for one loop per
+// Where a loop counts: its slot of the site's MetricsArea, and for one loop per
 // process the process's CPU/RSS to refresh into it.
 struct LoopMetricsSetup {
   MetricsArea* area = nullptr;  // null: counters private to the loop
@@ -78,8 +75,11 @@ class WorkerLoop {
   common::DateCache& date() { return date_; }
   OpenFileCache& openFileCache() { return open_file_cache_; }
   AccessLog* accessLog() { return access_log_.get(); }
-  // This loop's PHP pool connections and FastCGI request state, made on first use.
-  fastcgi::LoopPools& fastcgiPools();
+  // This loop's instance of a handler's per-loop state (loop_local.h), made on first use.
+  template <class T>
+  T& local() {
+    return locals_.get<T>(*this);
+  }
   uint64_t nextRequestId() { return (++request_counter_ << 8) | index_; }
   void armTimeout(TimeoutEntry& entry, uint64_t duration_ms);
   void disarmTimeout(TimeoutEntry& entry) { timeouts_.disarm(entry); }
@@ -147,7 +147,7 @@ class WorkerLoop {
   LoopMetricsSetup metrics_;
   std::unique_ptr<LoopCounters> own_counters_;
   LoopCounters* counters_ = nullptr;
-  std::unique_ptr<fastcgi::LoopPools> fastcgi_pools_;
+  LoopLocals locals_;
 
   uv_async_t async_{};
   std::mutex pending_mutex_;

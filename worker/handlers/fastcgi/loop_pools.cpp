@@ -41,7 +41,7 @@ void LoopPools::recycle(Exchange& exchange) {
   free_.push_back(&exchange);
 }
 
-void LoopPools::closeIdle() {
+void LoopPools::onLoopStopping() noexcept {
   for (auto& s : states_) s->closeIdle();
 }
 

@@ -2,7 +2,7 @@
 // the recycled per-request Exchange objects (no allocation per request in steady state)
 // and a scratch buffer for encoding PARAMS.
 //
-// Owned by the WorkerLoop (WorkerLoop::fastcgiPools()); loop thread only. Pools are found
+// A LoopLocal of its WorkerLoop (`loop.local<LoopPools>()`); loop thread only. Pools are found
 // by name: a reload that keeps a pool's address keeps its connections and only updates its
 // share and timeouts; one that moves it retires the old state.
 #pragma once
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "worker/handlers/fastcgi/pool_state.h"
+#include "worker/loop/loop_local.h"
 
 namespace scalws::worker {
 class WorkerLoop;
@@ -21,10 +22,10 @@ namespace scalws::worker::fastcgi {
 
 class Exchange;
 
-class LoopPools {
+class LoopPools final : public LoopLocal {
  public:
   explicit LoopPools(WorkerLoop& loop);
-  ~LoopPools();
+  ~LoopPools() override;
   LoopPools(const LoopPools&) = delete;
   LoopPools& operator=(const LoopPools&) = delete;
 
@@ -36,7 +37,7 @@ class LoopPools {
   std::string& paramsScratch() { return params_; }
 
   // The loop is stopping: kept connections close so the loop can end.
-  void closeIdle();
+  void onLoopStopping() noexcept override;
 
   size_t exchangeCountForTest() const { return exchanges_.size(); }
 

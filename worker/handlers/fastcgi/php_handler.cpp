@@ -34,7 +34,7 @@ void PhpHandler::handle(Request& request, ResponseWriter& writer) noexcept {
     sendError(request, writer, 404);
     return;
   }
-  LoopPools& pools = request.loop->fastcgiPools();
+  LoopPools& pools = request.loop->local<LoopPools>();
   std::string& params = pools.paramsScratch();
   params.clear();
   appendCgiParams(params, request, script, CgiSite{resolver_.root(), software_});

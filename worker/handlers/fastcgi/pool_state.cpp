@@ -6,7 +6,7 @@
 
 namespace scalws::worker::fastcgi {
 
-// Kept connections are closed by LoopPools::closeIdle() while the loop still runs; by the
+// Kept connections are closed by LoopPools::onLoopStopping() while the loop still runs; by the
 // time a PoolState is destroyed the uv loop may be gone, so nothing is touched here.
 PoolState::~PoolState() = default;
 
