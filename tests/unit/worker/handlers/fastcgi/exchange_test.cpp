@@ -38,7 +38,10 @@ class FakeWriter final : public ResponseWriter {
     if (hold) queued += data.size();
   }
   void sendFile(const FileSlice&) noexcept override {}
-  void finish() noexcept override { finished = true; }
+  void finish() noexcept override {
+    finished = true;
+    in_flight = nullptr;  // as a connection forgets it once the response ended
+  }
   size_t queuedBytes() const noexcept override { return queued; }
   void notifyWhenWritable(WritableObserver* o) noexcept override { observer = o; }
   void setInFlight(InFlight* f) noexcept override { in_flight = f; }
@@ -98,6 +101,13 @@ class ExchangeTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    // Requests still in flight: their client goes away, as when a connection dies.
+    for (auto& call : calls_) {
+      if (InFlight* f = call->writer.in_flight) {
+        call->writer.in_flight = nullptr;
+        f->abort();
+      }
+    }
     calls_.clear();
     fpm_.reset();
     loop_->postShutdown();
@@ -154,6 +164,13 @@ class ExchangeTest : public ::testing::Test {
     if (r.has_body) appendNameValue(params, "CONTENT_LENGTH", body_length);
     pools().takeExchange().start(r, call.writer, pools().stateFor(spec_), params);
     return call;
+  }
+
+  // The client's connection dies: the exchange in flight is aborted.
+  static void clientLeaves(Call& call) {
+    InFlight* f = call.writer.in_flight;
+    call.writer.in_flight = nullptr;
+    f->abort();
   }
 
   bool runUntil(const std::function<bool()>& done, uint64_t ms = 2000) {
@@ -354,7 +371,7 @@ TEST_F(ExchangeTest, TheClientGoingAwayClosesThePoolConnection) {
   FakeFastcgiServer::Request* req = fpm_->waitForRequest();
   ASSERT_NE(req, nullptr);
   ASSERT_NE(call.writer.in_flight, nullptr);
-  call.writer.in_flight->abort();
+  clientLeaves(call);
   // PHP is still running that request: its connection cannot be reused.
   EXPECT_TRUE(fpm_->waitForClose(*req));
   EXPECT_FALSE(call.writer.done());
@@ -375,7 +392,7 @@ TEST_F(ExchangeTest, AQueuedRequestWhoseClientLeftLeavesTheQueue) {
   ASSERT_NE(req1, nullptr);
   Call& second = start();
   ASSERT_NE(second.writer.in_flight, nullptr);
-  second.writer.in_flight->abort();
+  clientLeaves(second);
   EXPECT_EQ(pools().stateFor(spec_).queuedCount(), 0u);
   fpm_->respond(*req1, kHello);
   ASSERT_TRUE(waitDone(first));
