@@ -122,8 +122,38 @@ void Session::collect() {
 bool Session::receive(const char* data, size_t len, uint64_t now_ms) {
   if (failed_) return false;
   now_ms_ = now_ms;
+  // The FrameChecker sees the bytes first; nghttp2 gets them up to each frame it objects
+  // to, so the finding is acted on in the stream's order.
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data);
+  size_t fed = 0;
+  size_t scanned = 0;
+  while (scanned < len) {
+    FrameChecker::Result check = checker_.scan(bytes + scanned, len - scanned);
+    size_t act_at = scanned + check.act_at;
+    scanned += check.scanned;
+    if (check.finding.action == FrameChecker::Action::kNone) break;
+    if (!feed(bytes + fed, act_at - fed)) return false;
+    fed = act_at;
+    if (!nghttp2_session_want_read(session_)) break;  // nghttp2 is ending the connection
+    const FrameChecker::Finding& f = check.finding;
+    LOG_DEBUG("HTTP/2 stream %d: %s", f.stream_id, f.why);
+    if (f.action == FrameChecker::Action::kCloseConnection) {
+      terminate(f.error_code);
+      return false;
+    }
+    // A stream nghttp2 still has open is nghttp2's to judge (it answers itself).
+    if (nghttp2_session_find_stream(session_, f.stream_id) == nullptr) {
+      nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, f.stream_id, f.error_code);
+    }
+  }
+  return feed(bytes + fed, len - fed);
+}
+
+bool Session::feed(const uint8_t* data, size_t len) {
+  if (failed_) return false;
+  if (len == 0) return true;
   in_receive_ = true;
-  ssize_t rv = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(data), len);
+  ssize_t rv = nghttp2_session_mem_recv(session_, data, len);
   in_receive_ = false;
   collect();
   if (rv < 0) {

@@ -13,6 +13,8 @@
 // (CVE-2024-27316 class); a decoded header list past max_header_size gets 431, past 4× it
 // (an HPACK bomb) the connection ends; FloodGuard limits resets, SETTINGS/PING and empty
 // frames (GOAWAY ENHANCE_YOUR_CALM); at most 64 unanswered SETTINGS/PING acks queue.
+// FrameChecker enforces the stream-state and PRIORITY rules nghttp2 leaves to us (frames
+// on closed streams, stream ids going back, self-dependent or stream-0 PRIORITY).
 //
 // Streams closed during a receive() or send() are recycled by collect(), which the owner
 // calls where no stream method can be on the stack (receive() calls it itself).
@@ -27,6 +29,7 @@
 
 #include "common/http_date.h"
 #include "worker/http2/flood_guard.h"
+#include "worker/http2/frame_checker.h"
 #include "worker/http2/stream.h"
 #include "worker/net/output_queue.h"
 
@@ -132,6 +135,8 @@ class Session {
   void unlink(Stream*& list, Stream* s);
   int readData(Stream& stream, size_t max, uint32_t* flags);
   bool overFlood(bool allowed);
+  // nghttp2_session_mem_recv and its error handling; false once the session failed.
+  bool feed(const uint8_t* data, size_t len);
   void notifyWritable();
 
   SessionOwner& owner_;
@@ -139,6 +144,7 @@ class Session {
   common::DateCache& date_;
   nghttp2_session* session_ = nullptr;
   FloodGuard flood_;
+  FrameChecker checker_;
   uint64_t now_ms_ = 0;
   OutputQueue* out_ = nullptr;  // during send()
   bool in_receive_ = false;
