@@ -87,15 +87,17 @@ address = "127.0.0.1:$port"
 [[route]]
 match = { exact = "/respond" }
 respond = { status = 200, body = "hello, world\n", headers = { "content-type" = "text/plain" } }
+EOT
+  local preload=()
+  if [[ $SCENARIO == static-small ]]; then
+    cat >>"$dir/site.toml" <<EOT
 [[route]]
 match = { prefix = "/" }
 static = { root = "$dir/www", open_file_cache = "check" }
 EOT
-  mkdir -m 0755 "$dir/www"
-  head -c 1024 /dev/zero | tr '\0' 'x' >"$dir/www/small.txt"
-  chmod 0644 "$dir/www/small.txt"
-  local preload=()
-  if [[ $SCENARIO == static-small ]]; then
+    mkdir -m 0755 "$dir/www"
+    head -c 1024 /dev/zero | tr '\0' 'x' >"$dir/www/small.txt"
+    chmod 0644 "$dir/www/small.txt"
     build_openat2_shim "$dir"
     preload=(env "LD_PRELOAD=$dir/openat2_shim.so")
   fi
@@ -110,6 +112,7 @@ EOT
   kill "$vg"
   while kill -0 "$vg" 2>/dev/null; do sleep 0.2; done
   awk '/^summary:/ {print $2}' "$dir/cg.$worker.out"*
+  [[ -n ${KEEP_CG:-} ]] && cp "$dir"/cg.$worker.out* "$KEEP_CG/cg.$n.out"
   rm -rf "$dir"
 }
 

@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "worker/config_snapshot.h"
 #include "worker/http/error_response.h"
-#include "worker/http/path_normalizer.h"
+#include "worker/http/request_dispatcher.h"
 #include "worker/http1/response_serializer.h"
 #include "worker/loop/worker_loop.h"
 
@@ -25,14 +25,22 @@ constexpr size_t kLingerMaxBytes = 1 << 20;
 
 }  // namespace
 
+CodecLimits Connection::limitsFor(const common::config::ServerConfig& server) {
+  CodecLimits limits;
+  limits.max_request_line = server.max_request_line;
+  limits.max_header_size = server.max_header_size;
+  limits.max_headers = server.max_headers;
+  return limits;
+}
+
 Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
-    : loop_(loop),
+    : HttpStream(2048),
+      loop_(loop),
       transport_(std::move(transport)),
       peer_(peer),
       snapshot_(loop.snapshot()),
-      codec_(snapshot_->codecLimits(), *this, request_),
+      codec_(limitsFor(snapshot_->server()), *this, request_),
       out_(loop.buffers()) {
-  request_.arena = &arena_;
   request_.peer = &peer_;
   request_.loop = &loop_;
   poll_.data = this;
@@ -55,7 +63,7 @@ bool Connection::start() {
 void Connection::adoptCurrentSnapshot() {
   if (snapshot_ == loop_.snapshot()) return;
   snapshot_ = loop_.snapshot();
-  codec_.setLimits(snapshot_->codecLimits());
+  codec_.setLimits(limitsFor(snapshot_->server()));
 }
 
 bool Connection::shouldRead() const {
@@ -145,7 +153,7 @@ void Connection::onTimeout() noexcept {
       close();  // nothing arrived at all: close quietly
       return;
     case Timer::kBody:
-      if (!response_started_) {
+      if (!responseStarted()) {
         onCodecError(408, "request body timeout");
         process();
         return;
@@ -188,8 +196,8 @@ bool Connection::ensureReadSpace() {
     return true;
   }
   // A head that does not fit: grow up to the limits, moving the views with it.
-  const auto& limits = snapshot_->codecLimits();
-  size_t max = limits.max_request_line + limits.max_header_size + 1024;
+  const auto& server = snapshot_->server();
+  size_t max = server.max_request_line + server.max_header_size + 1024;
   if (read_cap_ >= max) return false;
   size_t next = std::min(read_cap_ * 2, max);
   std::unique_ptr<char[]> bigger(new char[next]);
@@ -256,13 +264,13 @@ void Connection::onReadable() {
 void Connection::process() {
   in_dispatch_ = true;
   while (state_ == State::kReadingHead || state_ == State::kInRequest || state_ == State::kIdle) {
-    if (response_done_ && close_after_response_ && !request_complete_) {
+    if (responseFinished() && close_after_response_ && !request_complete_) {
       // The connection ends after this response: the rest of the body is not worth
       // parsing, lingering drains it.
       request_complete_ = true;
     }
     if (request_complete_) {
-      if (!response_done_) break;
+      if (!responseFinished()) break;
       finishRequest();
       continue;
     }
@@ -277,7 +285,7 @@ void Connection::process() {
         codec_.dispatch(read_buf_.get() + parse_pos_, read_len_ - parse_pos_);
     parse_pos_ += r.consumed;
     if (r.outcome == RequestCodec::Outcome::kNeedMore) {
-      if (response_done_ && close_after_response_) continue;  // no need to wait for a body
+      if (responseFinished() && close_after_response_) continue;  // no need to wait for a body
       break;
     }
     if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // request_complete_
@@ -301,95 +309,48 @@ bool Connection::onRequestHead(Request& request) {
   body_start_ = read_len_;
   request.id = loop_.nextRequestId();
   request.start_ns = uv_hrtime();
-  response_started_ = response_done_ = request_complete_ = false;
+  request_complete_ = false;
   body_paused_ = false;
-  status_ = 0;
-  body_bytes_sent_ = 0;
   const auto& server = snapshot_->server();
   close_after_response_ = !request.keep_alive || shutting_down_ || server.keepalive_timeout == 0 ||
                           requests_served_ + 1 >= server.max_requests_per_connection;
-  handler_ = nullptr;
-  in_flight_ = nullptr;
   response_mark_ = out_.mark();
   armTimer(request.has_body ? Timer::kBody : Timer::kNone);
-  dispatchRequest();
+  RequestDispatcher::dispatch(*this, *snapshot_);
+  codec_.setBodyLimit(bodyLimit());
   return true;
 }
 
-void Connection::dispatchRequest() {
-  Request& r = request_;
-  if (r.method == Method::kOptions && r.target == "*") {
-    const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
-    respond(200, allow, {}, BodyLifetime::kStable);
-    return;
+void Connection::onExpectContinue(bool will_read) noexcept {
+  if (will_read) {
+    out_.append(kContinue);
+  } else {
+    // RFC 9110 §10.1.1: we answer without reading the body the client is holding back,
+    // so the connection cannot be reused.
+    close_after_response_ = true;
   }
-  PathNormalization norm = normalizePath(r.raw_path, *r.arena);
-  if (!norm.ok) {
-    sendError(r, *this, 400, {}, true);
-    return;
-  }
-  r.path = norm.path;
-
-  const ConfigSnapshot& snap = *snapshot_;
-  int route = snap.router().match(r);
-  if (route < 0) {
-    codec_.setBodyLimit(snap.server().max_body);
-    sendError(r, *this, 404);
-    return;
-  }
-  r.route = &snap.route(route);
-  uint64_t max_body = snap.maxBody(route);
-  codec_.setBodyLimit(max_body);
-  if (r.has_body && !r.chunked && r.content_length > max_body) {
-    // Refused before the handler runs: it must not answer a request we will not read.
-    sendError(r, *this, 413, {}, true);
-    return;
-  }
-  if (!snap.policyAllows(route, peer_)) {
-    sendError(r, *this, 403);
-    return;
-  }
-  handler_ = snap.handler(route);
-  if (r.expect_continue) {
-    if (handler_->consumesBody()) {
-      out_.append(kContinue);
-    } else {
-      // RFC 9110 §10.1.1: we answer without reading the body the client is holding back,
-      // so the connection cannot be reused.
-      close_after_response_ = true;
-    }
-  }
-  handler_->handle(r, *this);
 }
 
 void Connection::onRequestBody(std::string_view data) {
-  if (BodySink* sink = request_.bodySink(); sink != nullptr && !response_done_) {
-    sink->onBodyData(data);
-  }
+  deliverBody(data);
 }
 
 void Connection::onRequestComplete() {
   request_complete_ = true;
   if (timer_ == Timer::kBody) armTimer(Timer::kNone);
-  if (BodySink* sink = request_.bodySink(); sink != nullptr && !response_done_) {
-    sink->onBodyEnd();
-  }
+  deliverBodyEnd();
 }
 
 void Connection::onCodecError(uint16_t status, const char* reason) {
   LOG_DEBUG("request error %u: %s", status, reason);
-  if (in_flight_ != nullptr) {
-    InFlight* f = in_flight_;
-    in_flight_ = nullptr;
-    f->abort();
-  }
-  if (response_started_) {
+  abortInFlight();
+  if (responseStarted()) {
     // A handler answered before the codec found the request bad (a malformed chunked
     // body, one past max_body). Not a byte of that answer left yet: replace it with the
     // error. Otherwise a finished answer goes out and the connection ends after it; a
     // half-sent one cannot be saved.
     if (!out_.truncate(response_mark_)) {
-      if (response_done_) {
+      if (responseFinished()) {
         close_after_response_ = true;
         request_complete_ = true;
       } else {
@@ -397,7 +358,7 @@ void Connection::onCodecError(uint16_t status, const char* reason) {
       }
       return;
     }
-    response_started_ = response_done_ = false;
+    rewind();
   }
   // The head may be half-parsed: answer as to a plain GET so nothing stale leaks in.
   request_.resetForReuse();
@@ -414,21 +375,10 @@ void Connection::onResponseDone() {
 }
 
 void Connection::finishRequest() {
-  uint64_t us = (uv_hrtime() - request_.start_ns) / 1000;
-  loop_.counters().countRequest(status_,
-                                handler_ != nullptr
-                                    ? common::metrics::actionFromName(handler_->actionName())
-                                    : common::metrics::Action::kOther,
-                                request_.start_ns != 0 ? us : 0);
-  if (AccessLog* log = loop_.accessLog(); log != nullptr) {
-    log->record(request_, status_, body_bytes_sent_, handler_);
-  }
+  RequestDispatcher::account(*this, loop_);
   ++requests_served_;
   request_complete_ = false;
-  response_started_ = response_done_ = false;
-  handler_ = nullptr;
-  request_.setBodySink(nullptr);
-  arena_.reset();
+  reset();
   if (close_after_response_) {
     state_ = State::kLingering;  // becomes real lingering once the output is flushed
     return;
@@ -457,9 +407,7 @@ void Connection::flushOutput() {
       return;
     }
   }
-  if (writable_observer_ != nullptr) {
-    WritableObserver* o = writable_observer_;
-    writable_observer_ = nullptr;
+  if (WritableObserver* o = takeWritableObserver(); o != nullptr) {
     o->onWritable();
     if (state_ == State::kClosed) return;
   }
@@ -518,11 +466,7 @@ void Connection::forceClose() {
 void Connection::close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
-  if (in_flight_ != nullptr) {
-    InFlight* f = in_flight_;
-    in_flight_ = nullptr;
-    f->abort();
-  }
+  die();
   loop_.disarmTimeout(*this);
   out_.clear();
   uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &Connection::onPollClosed);

@@ -1,7 +1,8 @@
 // One HTTP/1.1 client connection: reads into a pooled buffer, feeds the RequestCodec,
-// routes each request to its handler, and is the ResponseWriter the handler answers
-// through. Responses leave strictly in request order; pipelined requests already in the
-// buffer are parsed only after the previous response finished.
+// hands each request head to the RequestDispatcher, and is the HttpStream (so the
+// ResponseWriter) the handler answers through. Responses leave strictly in request order;
+// pipelined requests already in the buffer are parsed only after the previous response
+// finished.
 //
 // Lifetime: owned by its WorkerLoop; it is destroyed from the libuv close callback of its
 // poll handle, never inside one of its own callbacks. An asynchronous handler that still
@@ -13,10 +14,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "worker/http/arena.h"
-#include "worker/http/handler.h"
-#include "worker/http/request.h"
-#include "worker/http/response_writer.h"
+#include "common/config/site_config.h"
+#include "worker/http/http_stream.h"
 #include "worker/http1/request_codec.h"
 #include "worker/loop/poll_interest.h"
 #include "worker/loop/timeout_queue.h"
@@ -33,7 +32,7 @@ namespace scalws::worker::http1 {
 
 class Connection final : public ClientConnection,
                          private RequestCodecCallbacks,
-                         public ResponseWriter,
+                         public HttpStream,
                          private TimeoutEntry {
  public:
   // Takes the transport (and with it the socket) of an accepted connection.
@@ -53,8 +52,6 @@ class Connection final : public ClientConnection,
   void sendFile(const FileSlice& file) noexcept override;
   void finish() noexcept override;
   size_t queuedBytes() const noexcept override { return out_.pendingBytes(); }
-  void notifyWhenWritable(WritableObserver* observer) noexcept override;
-  void setInFlight(InFlight* in_flight) noexcept override { in_flight_ = in_flight; }
   void setBodyReadPaused(bool paused) noexcept override;
   void abortResponse() noexcept override;
 
@@ -74,14 +71,16 @@ class Connection final : public ClientConnection,
   void onRequestComplete() override;
   // TimeoutEntry
   void onTimeout() noexcept override;
+  // HttpStream
+  void onExpectContinue(bool will_read) noexcept override;
 
+  static CodecLimits limitsFor(const common::config::ServerConfig& server);
   static void onPollEvent(uv_poll_t* handle, int status, int events);
   static void onPollClosed(uv_handle_t* handle);
 
   void onReadable();
   void onWritable();
   void process();
-  void dispatchRequest();
   void onCodecError(uint16_t status, const char* reason);
   void onResponseDone();
   void finishRequest();
@@ -112,26 +111,17 @@ class Connection final : public ClientConnection,
   size_t parse_pos_ = 0;
   size_t head_start_ = 0;  // where the current message begins in read_buf_
   size_t body_start_ = 0;  // where the current request's body bytes begin in read_buf_
-  Arena arena_;
-  Request request_;
   RequestCodec codec_;
 
-  // The request in progress.
-  Handler* handler_ = nullptr;
-  InFlight* in_flight_ = nullptr;
-  WritableObserver* writable_observer_ = nullptr;
+  // The request in progress (the response's own state is HttpStream's).
   bool in_dispatch_ = false;
   bool body_paused_ = false;
   bool request_complete_ = false;
-  bool response_started_ = false;
-  bool response_done_ = false;
   bool response_chunked_ = false;
   bool response_has_body_ = true;
   bool close_after_response_ = false;
   bool shutting_down_ = false;
   bool read_eof_ = false;  // the client shut its sending side
-  uint16_t status_ = 0;
-  uint64_t body_bytes_sent_ = 0;
   uint32_t requests_served_ = 0;
 
   OutputQueue out_;

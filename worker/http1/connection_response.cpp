@@ -9,9 +9,7 @@
 namespace scalws::worker::http1 {
 
 void Connection::sendHead(const ResponseHead& head) noexcept {
-  if (response_started_ || state_ == State::kClosed) return;
-  response_started_ = true;
-  status_ = head.status;
+  if (state_ == State::kClosed || !beginResponse(head.status)) return;
   if (head.close_connection) close_after_response_ = true;
 
   HeadFraming framing;
@@ -34,11 +32,8 @@ void Connection::sendHead(const ResponseHead& head) noexcept {
 }
 
 void Connection::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
-  if (!response_started_ || response_done_ || !response_has_body_ || data.empty() ||
-      state_ == State::kClosed) {
-    return;
-  }
-  body_bytes_sent_ += data.size();
+  if (!acceptsBody() || !response_has_body_ || data.empty() || state_ == State::kClosed) return;
+  countBody(data.size());
   if (response_chunked_) appendChunkHeader(out_, data.size());
   // Small stable bodies are cheaper copied next to the head than as their own iovec.
   if (lifetime == BodyLifetime::kStable && data.size() > 1024) {
@@ -51,11 +46,10 @@ void Connection::sendBody(std::string_view data, BodyLifetime lifetime) noexcept
 }
 
 void Connection::sendFile(const FileSlice& file) noexcept {
-  if (!response_started_ || response_done_ || !response_has_body_ || file.length == 0 ||
-      state_ == State::kClosed) {
+  if (!acceptsBody() || !response_has_body_ || file.length == 0 || state_ == State::kClosed) {
     return;
   }
-  body_bytes_sent_ += file.length;
+  countBody(file.length);
   if (response_chunked_) appendChunkHeader(out_, file.length);
   out_.appendFile(file);
   if (response_chunked_) out_.append("\r\n");
@@ -63,11 +57,9 @@ void Connection::sendFile(const FileSlice& file) noexcept {
 }
 
 void Connection::finish() noexcept {
-  if (!response_started_ || response_done_ || state_ == State::kClosed) return;
+  if (!acceptsBody() || state_ == State::kClosed) return;
   if (response_chunked_) out_.append("0\r\n\r\n");
-  response_done_ = true;
-  in_flight_ = nullptr;
-  writable_observer_ = nullptr;
+  endResponse();
   body_paused_ = false;  // the rest of the body, if any, is read and dropped
   if (!in_dispatch_) onResponseDone();
 }
@@ -84,17 +76,12 @@ void Connection::setBodyReadPaused(bool paused) noexcept {
 
 void Connection::abortResponse() noexcept {
   if (state_ == State::kClosed) return;
-  in_flight_ = nullptr;
-  writable_observer_ = nullptr;
+  detachHandler();
   // Flush what the handler already produced, then close without the chunked terminator:
   // the client can tell the response was cut.
   close_after_response_ = true;
   if (!out_.empty()) out_.flush(*transport_);
   close();
-}
-
-void Connection::notifyWhenWritable(WritableObserver* observer) noexcept {
-  writable_observer_ = observer;
 }
 
 }  // namespace scalws::worker::http1

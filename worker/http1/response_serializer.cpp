@@ -14,17 +14,6 @@ char* put(char* p, std::string_view s) {
 
 }  // namespace
 
-size_t formatDecimal(uint64_t v, char* out) {
-  char tmp[20];
-  size_t n = 0;
-  do {
-    tmp[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  for (size_t i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
-  return n;
-}
-
 void appendResponseHead(OutputQueue& out, const ResponseHead& head, const HeadFraming& framing,
                         std::string_view date_line, std::string_view server_line) {
   std::string_view reason = statusReason(head.status);

@@ -6,7 +6,7 @@
 
 #include "common/log.h"
 #include "worker/http/error_response.h"
-#include "worker/http/path_normalizer.h"
+#include "worker/http/request_dispatcher.h"
 #include "worker/loop/worker_loop.h"
 
 namespace scalws::worker::http2 {
@@ -245,67 +245,15 @@ void Connection::onRequest(Stream& stream) noexcept {
   const ConfigSnapshot& snap = snapshotForNewStream();
   stream.snapshot = &snap;
   stream.server_header = snap.server().server_header;
-  stream.setBodyLimit(snap.server().max_body);
   if (stream.requestError() != 0) {
     sendError(r, stream, stream.requestError());
     return;
   }
-  routeRequest(stream, snap);
-}
-
-void Connection::routeRequest(Stream& stream, const ConfigSnapshot& snap) {
-  Request& r = stream.request();
-  if (r.method == Method::kOptions && r.target == "*") {
-    const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
-    stream.respond(200, allow, {}, BodyLifetime::kStable);
-    return;
-  }
-  PathNormalization norm = normalizePath(r.raw_path, *r.arena);
-  if (!norm.ok) {
-    sendError(r, stream, 400);
-    return;
-  }
-  r.path = norm.path;
-  int route = snap.router().match(r);
-  if (route < 0) {
-    sendError(r, stream, 404);
-    return;
-  }
-  r.route = &snap.route(route);
-  stream.setBodyLimit(snap.maxBody(route));
-  if (r.has_body && r.content_length > snap.maxBody(route)) {
-    sendError(r, stream, 413);
-    return;
-  }
-  if (!snap.policyAllows(route, peer_)) {
-    sendError(r, stream, 403);
-    return;
-  }
-  Handler* handler = snap.handler(route);
-  stream.handler = handler;
-  if (r.expect_continue && handler->consumesBody()) {
-    // RFC 9110 §10.1.1: an interim 100 lets the client send the body it holds back.
-    const nghttp2_nv kContinue[] = {
-        {const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(":status")),
-         const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>("100")), 7, 3,
-         NGHTTP2_NV_FLAG_NONE}};
-    nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, stream.id(), nullptr, kContinue, 1,
-                           nullptr);
-  }
-  handler->handle(r, stream);
+  RequestDispatcher::dispatch(stream, snap);
 }
 
 void Connection::onResponseFinished(Stream& stream) noexcept {
-  const Request& r = stream.request();
-  uint64_t us = r.start_ns != 0 ? (uv_hrtime() - r.start_ns) / 1000 : 0;
-  loop_.counters().countRequest(stream.status(),
-                                stream.handler != nullptr
-                                    ? common::metrics::actionFromName(stream.handler->actionName())
-                                    : common::metrics::Action::kOther,
-                                us);
-  if (AccessLog* log = loop_.accessLog(); log != nullptr) {
-    log->record(stream.request(), stream.status(), stream.bodyBytesSent(), stream.handler);
-  }
+  RequestDispatcher::account(stream, loop_);
 }
 
 void Connection::onStreamClosed(Stream& stream) noexcept {

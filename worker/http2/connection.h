@@ -1,8 +1,7 @@
 // One HTTP/2 client connection (over TLS after ALPN "h2", or h2c with prior knowledge):
-// reads into a pooled buffer and feeds the Session, routes each stream's request to its
-// handler exactly as HTTP/1 does (normalized path, router, policy; errors through
-// sendError), and writes what the session serialises through an OutputQueue and the
-// Transport. The access log gets one line per stream.
+// reads into a pooled buffer and feeds the Session, hands each stream's request to the
+// RequestDispatcher exactly as HTTP/1 does, and writes what the session serialises through an
+// OutputQueue and the Transport. The access log gets one line per stream.
 //
 // Timeouts (the server's, as for HTTP/1): header_timeout until the first request,
 // keepalive_timeout once no stream is open (then GOAWAY), body_timeout while a routed
@@ -78,7 +77,6 @@ class Connection final : public ClientConnection, private SessionOwner, private 
   void updatePoll();
   void updateTimer();
   void armTimer(Timer timer);
-  void routeRequest(Stream& stream, const ConfigSnapshot& snapshot);
   const ConfigSnapshot& snapshotForNewStream();
   void startLingering();
   void close();

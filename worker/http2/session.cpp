@@ -174,10 +174,8 @@ void Session::notifyWritable() {
   std::vector<Stream*> ready;
   ready.swap(writable_);
   for (Stream* s : ready) {
-    if (s->closed_ || s->writable_observer_ == nullptr || !s->body_.empty()) continue;
-    WritableObserver* o = s->writable_observer_;
-    s->writable_observer_ = nullptr;
-    o->onWritable();
+    if (s->closed() || s->writableObserver() == nullptr || !s->body_.empty()) continue;
+    s->takeWritableObserver()->onWritable();
   }
   if (writable_.empty()) writable_.swap(ready);  // keep the capacity
   writable_.clear();
@@ -213,27 +211,22 @@ bool Session::overFlood(bool allowed) {
 
 bool Session::hasBlockedData() const {
   for (Stream* s = active_; s != nullptr; s = s->next_) {
-    if (s->has_body_ && (!s->body_.empty() || (s->finished_ && !s->closed_))) return true;
+    if (s->data_ != Stream::DataState::kNone && (!s->body_.empty() || s->responseFinished())) {
+      return true;
+    }
   }
   return false;
 }
 
 bool Session::awaitsRequestBody() const {
   for (Stream* s = active_; s != nullptr; s = s->next_) {
-    if (s->dispatched_ && !s->request_complete_) return true;
+    if (s->request_state_ == Stream::RequestState::kBody) return true;
   }
   return false;
 }
 
 void Session::abortAll() {
-  for (Stream* s = active_; s != nullptr; s = s->next_) {
-    if (s->in_flight_ != nullptr) {
-      InFlight* f = s->in_flight_;
-      s->in_flight_ = nullptr;
-      f->abort();
-    }
-    s->closed_ = true;
-  }
+  for (Stream* s = active_; s != nullptr; s = s->next_) s->close();
 }
 
 void Session::streamOutputChanged() {
@@ -256,16 +249,16 @@ ssize_t Session::onReadData(nghttp2_session*, int32_t, uint8_t*, size_t len, uin
 
 int Session::readData(Stream& s, size_t max, uint32_t* flags) {
   if (s.body_.empty()) {
-    if (s.finished_) {
+    if (s.responseFinished()) {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
       return 0;
     }
-    s.deferred_ = true;  // resumed by the next sendBody/sendFile/finish
+    s.data_ = Stream::DataState::kDeferred;  // resumed by the next sendBody/sendFile/finish
     return NGHTTP2_ERR_DEFERRED;
   }
   uint64_t n = std::min<uint64_t>(s.body_.size(), max);
   *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-  if (n == s.body_.size() && s.finished_) *flags |= NGHTTP2_DATA_FLAG_EOF;
+  if (n == s.body_.size() && s.responseFinished()) *flags |= NGHTTP2_DATA_FLAG_EOF;
   return static_cast<int>(n);
 }
 
@@ -324,7 +317,7 @@ int Session::onSendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* h
     left -= take;
   }
   s.data_bytes_sent_ += len;
-  if (stream.body_.empty() && stream.writable_observer_ != nullptr) s.writable_.push_back(&stream);
+  if (stream.body_.empty() && stream.writableObserver() != nullptr) s.writable_.push_back(&stream);
   return 0;
 }
 
@@ -376,11 +369,10 @@ int Session::onFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* p) 
   switch (frame->hd.type) {
     case NGHTTP2_HEADERS: {
       Stream* stream = s.streamFor(frame->hd.stream_id);
-      if (stream == nullptr || stream->closed_) return 0;
+      if (stream == nullptr || stream->closed()) return 0;
       bool end_stream = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
       if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
         stream->finishHead(end_stream);
-        stream->dispatched_ = true;
         s.owner_.onRequest(*stream);
       } else if (end_stream) {
         stream->onBodyEnd();  // trailers end the body
@@ -389,7 +381,7 @@ int Session::onFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* p) 
     }
     case NGHTTP2_DATA: {
       Stream* stream = s.streamFor(frame->hd.stream_id);
-      if (stream != nullptr && !stream->closed_ &&
+      if (stream != nullptr && !stream->closed() &&
           (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
         stream->onBodyEnd();
       }
@@ -411,7 +403,10 @@ int Session::onDataChunk(nghttp2_session*, uint8_t, int32_t stream_id, const uin
                          size_t len, void* p) {
   Session& s = self(p);
   Stream* stream = s.streamFor(stream_id);
-  if (stream == nullptr || stream->closed_ || !stream->dispatched_ || s.failed_) return 0;
+  if (stream == nullptr || stream->closed() || s.failed_ ||
+      stream->request_state_ == Stream::RequestState::kHead) {
+    return 0;
+  }
   stream->onBodyData(std::string_view(reinterpret_cast<const char*>(data), len));
   return 0;
 }
@@ -421,15 +416,8 @@ int Session::onStreamClose(nghttp2_session*, int32_t stream_id, uint32_t error_c
   Stream* stream = s.streamFor(stream_id);
   if (stream == nullptr) return 0;
   (void)error_code;
-  stream->closed_ = true;
-  if (!stream->finished_ && stream->in_flight_ != nullptr) {
-    // A reset before our response ended: the handler learns it before the request goes.
-    InFlight* f = stream->in_flight_;
-    stream->in_flight_ = nullptr;
-    f->abort();
-  }
-  stream->writable_observer_ = nullptr;
-  stream->body_.clear();
+  // A reset before our response ended: the handler learns it before the request goes.
+  stream->close();
   s.unlink(s.active_, stream);
   --s.active_count_;
   s.link(s.closed_, stream);
