@@ -31,6 +31,18 @@ bool hasUpperCase(std::string_view s) {
   return false;
 }
 
+// The same host (case-insensitive) and, where both name one, the same port.
+bool sameAuthority(std::string_view a, std::string_view b) {
+  bool valid_a = false;
+  bool valid_b = false;
+  std::string_view host_a = http1::hostWithoutPort(a, valid_a);  // a prefix of `a`
+  std::string_view host_b = http1::hostWithoutPort(b, valid_b);
+  if (!valid_a || !valid_b || !equalsIgnoreCase(host_a, host_b)) return false;
+  std::string_view port_a = a.substr(host_a.size());  // ":8443" or empty
+  std::string_view port_b = b.substr(host_b.size());
+  return port_a.empty() || port_b.empty() || port_a == port_b;
+}
+
 }  // namespace
 
 Stream::Stream(Session& session) : HttpStream(1024), session_(session) {
@@ -143,7 +155,15 @@ void Stream::finishHead(bool end_stream) {
   }
   if (!authority_.empty()) {
     bool has_host = false;
-    for (const HeaderField& h : headers_) has_host = has_host || h.name == "host";
+    for (const HeaderField& h : headers_) {
+      if (h.name != "host") continue;
+      has_host = true;
+      // RFC 9113 §8.3.1: "A server SHOULD treat a request as malformed if it contains a
+      // Host header field that identifies an entity that differs from the entity in the
+      // :authority pseudo-header field." Routes match :authority while PHP would see the
+      // Host: refuse rather than serve one host's route under another's name.
+      if (!sameAuthority(h.value, authority_) && request_error_ == 0) request_error_ = 400;
+    }
     // What HTTP/1.1 handlers and FastCGI (HTTP_HOST, which PHP apps build URLs from) expect;
     // nginx does the same for its HTTP/2 requests.
     if (!has_host) headers_.insert(headers_.begin(), HeaderField{"host", authority_});
