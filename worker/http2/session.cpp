@@ -43,6 +43,9 @@ Session::Session(SessionOwner& owner, const SessionSettings& settings, common::D
     return;
   }
   nghttp2_option_set_no_closed_streams(opt, 1);
+  // Request bodies are consumed as handlers take them (Stream::consumeBody), so a handler
+  // that pauses its body stops the client at its flow-control window.
+  nghttp2_option_set_no_auto_window_update(opt, 1);
   nghttp2_option_set_max_continuations(opt, kMaxContinuations);
   nghttp2_option_set_max_outbound_ack(opt, kMaxOutboundAcks);
   // Our own FloodGuard counts resets first; nghttp2's bucket stays as a looser backstop.
@@ -220,6 +223,7 @@ bool Session::hasBlockedData() const {
 
 bool Session::awaitsRequestBody() const {
   for (Stream* s = active_; s != nullptr; s = s->next_) {
+    // A paused body is held back by us, not by the client: no body timeout for it.
     if (s->request_state_ == Stream::RequestState::kBody) return true;
   }
   return false;
@@ -227,6 +231,14 @@ bool Session::awaitsRequestBody() const {
 
 void Session::abortAll() {
   for (Stream* s = active_; s != nullptr; s = s->next_) s->close();
+}
+
+void Session::consume(int32_t stream_id, uint64_t n) {
+  if (n == 0) return;
+  // Counts for the connection and, while it is open, the stream; nghttp2 queues a
+  // WINDOW_UPDATE once half a window was consumed.
+  int rv = nghttp2_session_consume(session_, stream_id, n);
+  if (rv != 0) LOG_DEBUG("HTTP/2 consume: %s", nghttp2_strerror(rv));
 }
 
 void Session::streamOutputChanged() {
@@ -405,6 +417,7 @@ int Session::onDataChunk(nghttp2_session*, uint8_t, int32_t stream_id, const uin
   Stream* stream = s.streamFor(stream_id);
   if (stream == nullptr || stream->closed() || s.failed_ ||
       stream->request_state_ == Stream::RequestState::kHead) {
+    s.consume(stream_id, len);  // dropped, so consumed at once
     return 0;
   }
   stream->onBodyData(std::string_view(reinterpret_cast<const char*>(data), len));

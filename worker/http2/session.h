@@ -5,7 +5,9 @@
 // went away. That is what lets the unit tests and the fuzz target drive it with bytes.
 //
 // Settings sent (RFC 9113 §6.5.2): 128 concurrent streams, a 256 KiB stream window and a
-// 1 MiB connection window for request bodies (window updates as bytes arrive), a header
+// 1 MiB connection window for request bodies (window updates as handlers take the bytes:
+// a paused body holds at most its stream window, all paused bodies of a connection
+// together at most the connection window), a header
 // list limit of the server's max_header_size, no RFC 7540 priorities (RFC 9218 instead).
 //
 // Defences: nghttp2 validates frames and HTTP semantics and answers protocol errors with
@@ -106,6 +108,8 @@ class Session {
   nghttp2_session* raw() { return session_; }
   void streamOutputChanged();
   void streamFinished(Stream& stream);
+  // Request body bytes of `stream_id` taken: their window may reopen.
+  void consume(int32_t stream_id, uint64_t n);
 
  private:
   static ssize_t onReadData(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t len,

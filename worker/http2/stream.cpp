@@ -69,6 +69,7 @@ void Stream::recycle() {
   request_error_ = 0;
   request_state_ = RequestState::kHead;
   body_received_ = 0;
+  unconsumed_ = 0;
   data_ = DataState::kNone;
   snapshot = nullptr;
   server_header = {};
@@ -191,6 +192,7 @@ void Stream::finishHead(bool end_stream) {
 }
 
 void Stream::onBodyData(std::string_view data) {
+  consumeBody(data.size());  // before the sink runs: it may unpause (or pause) the stream
   body_received_ += data.size();
   if (body_received_ > bodyLimit()) {
     if (!responseStarted()) {
@@ -205,13 +207,39 @@ void Stream::onBodyData(std::string_view data) {
 }
 
 void Stream::onBodyEnd() {
-  request_state_ = RequestState::kComplete;
+  request_state_ = RequestState::kComplete;  // bytes held back stay so until unpaused
   deliverBodyEnd();
+}
+
+void Stream::consumeBody(uint64_t n) {
+  if (request_state_ == RequestState::kBodyPaused) {
+    unconsumed_ += n;
+    return;
+  }
+  session_.consume(id_, n);
+}
+
+void Stream::setBodyReadPaused(bool paused) noexcept {
+  if (closed()) return;
+  if (paused) {
+    if (request_state_ == RequestState::kBody) request_state_ = RequestState::kBodyPaused;
+    return;
+  }
+  if (request_state_ == RequestState::kBodyPaused) request_state_ = RequestState::kBody;
+  if (unconsumed_ > 0) {
+    uint64_t n = unconsumed_;
+    unconsumed_ = 0;
+    session_.consume(id_, n);
+    session_.streamOutputChanged();  // the WINDOW_UPDATE, if one is due
+  }
 }
 
 void Stream::close() noexcept {
   die();  // the handler's InFlight::abort(), if it still answers
   body_.clear();
+  // What a pause held back still counts against the connection's window.
+  if (unconsumed_ > 0) session_.consume(id_, unconsumed_);
+  unconsumed_ = 0;
 }
 
 void Stream::resumeData() {
@@ -296,6 +324,7 @@ void Stream::sendFile(const FileSlice& file) noexcept {
 
 void Stream::finish() noexcept {
   if (!endResponse()) return;
+  setBodyReadPaused(false);  // the rest of the body, if any, is received and dropped
   session_.streamFinished(*this);
   resumeData();
   session_.streamOutputChanged();

@@ -34,8 +34,10 @@ class Session;
 class Stream final : public HttpStream {
  public:
   // The request side: the head is being received, then the body (DATA until END_STREAM),
-  // then nothing more. A stream leaves kHead when its head is dispatched.
-  enum class RequestState : uint8_t { kHead, kBody, kComplete };
+  // then nothing more. A stream leaves kHead when its head is dispatched. kBodyPaused: the
+  // handler asked for no more body (setBodyReadPaused), so what arrives is not consumed
+  // and the client's window does not reopen.
+  enum class RequestState : uint8_t { kHead, kBody, kBodyPaused, kComplete };
   // The response's DATA: none (no body, or not started), flowing, or deferred (nghttp2
   // asked for bytes the handler has not given yet; resumed by the next body call).
   enum class DataState : uint8_t { kNone, kFlowing, kDeferred };
@@ -59,6 +61,13 @@ class Stream final : public HttpStream {
   void sendFile(const FileSlice& file) noexcept override;
   void finish() noexcept override;
   size_t queuedBytes() const noexcept override { return body_.size(); }
+  // Request-body flow control (RFC 9113 §5.2): body bytes are consumed — the client's
+  // window reopened — as the handler takes them; while paused they are not, so the client
+  // can send at most its stream window (and all streams together the connection window)
+  // before it must wait.
+  void setBodyReadPaused(bool paused) noexcept override;
+  // Body bytes received but not consumed yet (held back by a pause).
+  uint64_t unconsumedBytes() const { return unconsumed_; }
 
  private:
   friend class Session;
@@ -78,6 +87,8 @@ class Stream final : public HttpStream {
   void finishHead(bool end_stream);
   void onBodyData(std::string_view data);
   void onBodyEnd();
+  // Gives the client window for `n` body bytes back (now, or once unpaused).
+  void consumeBody(uint64_t n);
   void addResponseHeader(std::string_view name, std::string_view value);
 
   Session& session_;
@@ -90,6 +101,7 @@ class Stream final : public HttpStream {
   uint16_t request_error_ = 0;
   RequestState request_state_ = RequestState::kHead;
   uint64_t body_received_ = 0;
+  uint64_t unconsumed_ = 0;
 
   DataState data_ = DataState::kNone;
   BodyQueue body_;
