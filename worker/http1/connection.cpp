@@ -54,7 +54,6 @@ Connection::~Connection() {
 bool Connection::start() {
   if (uv_poll_init(loop_.uv(), &poll_, transport_->fd()) != 0) return false;
   // The first request's head must arrive within header_timeout of the accept.
-  state_ = State::kIdle;
   armTimer(Timer::kHeader);
   updatePoll();
   return true;
@@ -66,6 +65,39 @@ void Connection::adoptCurrentSnapshot() {
   codec_.setLimits(limitsFor(snapshot_->server()));
 }
 
+void Connection::moveTo(State next) {
+  using S = State;
+  bool allowed = false;
+  switch (next) {
+    case S::kIdle:
+      allowed = state_ == S::kRequestDone || state_ == S::kIdle;
+      break;
+    case S::kReadingHead:
+      allowed = state_ == S::kIdle;
+      break;
+    case S::kReadingBody:  // a head dispatched, or a paused body resumed
+      allowed = state_ == S::kReadingHead || state_ == S::kIdle || state_ == S::kBodyPaused;
+      break;
+    case S::kBodyPaused:
+      allowed = state_ == S::kReadingBody;
+      break;
+    case S::kRequestDone:  // the body ended, or will not be read (an error, a stop)
+      allowed = state_ != S::kLingering && state_ != S::kClosed;
+      break;
+    case S::kLingering:
+      allowed = state_ == S::kRequestDone;
+      break;
+    case S::kClosed:
+      allowed = state_ != S::kClosed;
+      break;
+  }
+  if (!allowed) {
+    LOG_ERROR("http1 connection: bug: state %d -> %d", static_cast<int>(state_),
+              static_cast<int>(next));
+  }
+  state_ = next;
+}
+
 bool Connection::shouldRead() const {
   if (read_eof_) return false;
   switch (state_) {
@@ -74,10 +106,11 @@ bool Connection::shouldRead() const {
       return out_.pendingBytes() <= kMaxPendingOutput;
     case State::kLingering:
       return true;  // (read_eof_ never set while lingering: it drains until EOF)
-    case State::kInRequest:
-      // Pipelined bytes wait in the kernel until this response is done; a paused body
-      // waits there until the handler's consumer caught up.
-      return !request_complete_ && !body_paused_;
+    case State::kReadingBody:
+      return true;
+    case State::kBodyPaused:   // the body waits in the kernel until the handler caught up
+    case State::kRequestDone:  // pipelined bytes wait there until this response is done
+      return false;
     case State::kClosed:
       return false;
   }
@@ -176,7 +209,7 @@ bool Connection::ensureReadSpace() {
     read_len_ = parse_pos_ = head_start_ = body_start_ = 0;
   }
   if (read_len_ < read_cap_) return true;
-  if (state_ == State::kInRequest && parse_pos_ == read_len_) {
+  if (inRequest() && parse_pos_ == read_len_) {
     // Body bytes already handed over: reuse their room, the head before them stays put.
     read_len_ = parse_pos_ = body_start_;
     if (read_len_ < read_cap_) return true;
@@ -240,22 +273,21 @@ void Connection::onReadable() {
     // The client finished sending (half-close). What it sent before is still answered:
     // a response in progress, and pipelined requests already in the buffer.
     read_eof_ = true;
-    bool cut_short = (state_ == State::kInRequest && !request_complete_) ||
-                     (state_ == State::kReadingHead && parse_pos_ == read_len_);
+    bool cut_short = readingBody() || (state_ == State::kReadingHead && parse_pos_ == read_len_);
     if (cut_short || (state_ == State::kIdle && parse_pos_ == read_len_ && out_.empty())) {
       close();
       return;
     }
-    close_after_response_ = close_after_response_ || state_ == State::kInRequest;
+    close_after_response_ = close_after_response_ || inRequest();
     updatePoll();
     return;
   }
   read_len_ += static_cast<size_t>(n);
   loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
   if (state_ == State::kIdle) {
-    state_ = State::kReadingHead;
+    moveTo(State::kReadingHead);
     if (requests_served_ > 0) armTimer(Timer::kHeader);
-  } else if (state_ == State::kInRequest && !request_complete_) {
+  } else if (readingBody()) {
     armTimer(Timer::kBody);
   }
   process();
@@ -263,13 +295,13 @@ void Connection::onReadable() {
 
 void Connection::process() {
   in_dispatch_ = true;
-  while (state_ == State::kReadingHead || state_ == State::kInRequest || state_ == State::kIdle) {
-    if (responseFinished() && close_after_response_ && !request_complete_) {
+  while (state_ == State::kIdle || state_ == State::kReadingHead || inRequest()) {
+    if (responseFinished() && close_after_response_ && readingBody()) {
       // The connection ends after this response: the rest of the body is not worth
       // parsing, lingering drains it.
-      request_complete_ = true;
+      moveTo(State::kRequestDone);
     }
-    if (request_complete_) {
+    if (state_ == State::kRequestDone) {
       if (!responseFinished()) break;
       finishRequest();
       continue;
@@ -277,7 +309,7 @@ void Connection::process() {
     if (parse_pos_ == read_len_) break;
     if (out_.pendingBytes() > kMaxPendingOutput) break;  // resumed from flushOutput()
     if (state_ == State::kIdle) {
-      state_ = State::kReadingHead;
+      moveTo(State::kReadingHead);
       armTimer(Timer::kHeader);
     }
     if (codec_.phase() == RequestCodec::Phase::kIdle) head_start_ = parse_pos_;
@@ -288,10 +320,10 @@ void Connection::process() {
       if (responseFinished() && close_after_response_) continue;  // no need to wait for a body
       break;
     }
-    if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // request_complete_
+    if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // kRequestDone
     if (r.outcome == RequestCodec::Outcome::kStopped) {
       close_after_response_ = true;
-      request_complete_ = true;
+      moveTo(State::kRequestDone);
       continue;
     }
     onCodecError(r.error_status, r.error_reason);
@@ -303,14 +335,12 @@ void Connection::process() {
 }
 
 bool Connection::onRequestHead(Request& request) {
-  state_ = State::kInRequest;
+  moveTo(State::kReadingBody);
   // The head ends somewhere before read_len_; body bytes beyond it may be overwritten once
   // consumed, the head itself must stay (the Request views it).
   body_start_ = read_len_;
   request.id = loop_.nextRequestId();
   request.start_ns = uv_hrtime();
-  request_complete_ = false;
-  body_paused_ = false;
   const auto& server = snapshot_->server();
   close_after_response_ = !request.keep_alive || shutting_down_ || server.keepalive_timeout == 0 ||
                           requests_served_ + 1 >= server.max_requests_per_connection;
@@ -336,7 +366,7 @@ void Connection::onRequestBody(std::string_view data) {
 }
 
 void Connection::onRequestComplete() {
-  request_complete_ = true;
+  moveTo(State::kRequestDone);
   if (timer_ == Timer::kBody) armTimer(Timer::kNone);
   deliverBodyEnd();
 }
@@ -352,7 +382,7 @@ void Connection::onCodecError(uint16_t status, const char* reason) {
     if (!out_.truncate(response_mark_)) {
       if (responseFinished()) {
         close_after_response_ = true;
-        request_complete_ = true;
+        moveTo(State::kRequestDone);
       } else {
         close();
       }
@@ -362,8 +392,7 @@ void Connection::onCodecError(uint16_t status, const char* reason) {
   }
   // The head may be half-parsed: answer as to a plain GET so nothing stale leaks in.
   request_.resetForReuse();
-  state_ = State::kInRequest;
-  request_complete_ = true;
+  moveTo(State::kRequestDone);
   close_after_response_ = true;
   sendError(request_, *this, status, {}, true);
 }
@@ -377,15 +406,14 @@ void Connection::onResponseDone() {
 void Connection::finishRequest() {
   RequestDispatcher::account(*this, loop_);
   ++requests_served_;
-  request_complete_ = false;
   reset();
   if (close_after_response_) {
-    state_ = State::kLingering;  // becomes real lingering once the output is flushed
+    moveTo(State::kLingering);  // becomes real lingering once the output is flushed
     return;
   }
   codec_.resume();
   adoptCurrentSnapshot();
-  state_ = State::kIdle;
+  moveTo(State::kIdle);
   if (parse_pos_ == read_len_) {
     parse_pos_ = read_len_ = head_start_ = body_start_ = 0;
   }
@@ -465,7 +493,7 @@ void Connection::forceClose() {
 
 void Connection::close() {
   if (state_ == State::kClosed) return;
-  state_ = State::kClosed;
+  moveTo(State::kClosed);
   die();
   loop_.disarmTimeout(*this);
   out_.clear();

@@ -56,13 +56,27 @@ class Connection final : public ClientConnection,
   void abortResponse() noexcept override;
 
  private:
-  enum class State {
+  // The connection's one state; moveTo() holds the table of transitions. The response's
+  // own progress (started, finished) is HttpStream's.
+  //
+  //   kIdle ─bytes─► kReadingHead ─head─► kReadingBody ◄─pause/unpause─► kBodyPaused
+  //     ▲                  │                   │                             │
+  //     │                  └─codec error───────┴──body complete─► kRequestDone ◄┘
+  //     └──── response finished, keep-alive ─────────────────────────┘   │
+  //                                  response finished, close ─► kLingering
+  //   any ─close()─► kClosed
+  enum class State : uint8_t {
     kIdle,         // between requests, no bytes of the next one yet
     kReadingHead,  // part of a head has arrived
-    kInRequest,    // head dispatched; body and/or response still in progress
+    kReadingBody,  // head dispatched; its body is still arriving
+    kBodyPaused,   // the handler asked for no more body for now (setBodyReadPaused)
+    kRequestDone,  // the whole request is in (or will not be read): the response ends it
     kLingering,    // final response sent, write side shut; draining what the client sends
     kClosed,       // uv_close issued; waiting for the close callback
   };
+  // How the response's body is framed (RFC 9112 §6): none (HEAD, 204, 304), as is
+  // (Content-Length or close-delimited), or chunked.
+  enum class BodyFraming : uint8_t { kNone, kPlain, kChunked };
   enum class Timer { kNone, kKeepAlive, kHeader, kBody, kSend, kLinger };
 
   // RequestCodecCallbacks
@@ -94,6 +108,12 @@ class Connection final : public ClientConnection,
   void releaseReadBuffer();
   bool shouldRead() const;
   void adoptCurrentSnapshot();
+  void moveTo(State next);
+  bool inRequest() const {
+    return state_ == State::kReadingBody || state_ == State::kBodyPaused ||
+           state_ == State::kRequestDone;
+  }
+  bool readingBody() const { return state_ == State::kReadingBody || state_ == State::kBodyPaused; }
 
   WorkerLoop& loop_;
   std::unique_ptr<Transport> transport_;
@@ -114,14 +134,13 @@ class Connection final : public ClientConnection,
   RequestCodec codec_;
 
   // The request in progress (the response's own state is HttpStream's).
-  bool in_dispatch_ = false;
-  bool body_paused_ = false;
-  bool request_complete_ = false;
-  bool response_chunked_ = false;
-  bool response_has_body_ = true;
+  BodyFraming framing_ = BodyFraming::kPlain;
+  bool in_dispatch_ = false;  // inside process(): output is flushed once it returns
+  // Why the connection will not be reused: decided per request (Connection: close, the
+  // request limit, an error), by the loop (shutdown), or by the client (it half-closed).
   bool close_after_response_ = false;
   bool shutting_down_ = false;
-  bool read_eof_ = false;  // the client shut its sending side
+  bool read_eof_ = false;
   uint32_t requests_served_ = 0;
 
   OutputQueue out_;
