@@ -17,11 +17,9 @@ namespace scalws::worker::http1 {
 namespace {
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-constexpr uint64_t kLingerMs = 2000;
 // A client that pipelines requests but does not read the answers gets no more requests
 // parsed once this much output waits for it: memory stays bounded per connection.
 constexpr uint64_t kMaxPendingOutput = 256 * 1024;
-constexpr size_t kLingerMaxBytes = 1 << 20;
 
 }  // namespace
 
@@ -34,16 +32,12 @@ CodecLimits Connection::limitsFor(const common::config::ServerConfig& server) {
 }
 
 Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
-    : HttpStream(2048),
-      loop_(loop),
-      transport_(std::move(transport)),
-      peer_(peer),
+    : SocketConnection(loop, std::move(transport), peer),
+      HttpStream(2048),
       snapshot_(loop.snapshot()),
-      codec_(limitsFor(snapshot_->server()), *this, request_),
-      out_(loop.buffers()) {
+      codec_(limitsFor(snapshot_->server()), *this, request_) {
   request_.peer = &peer_;
   request_.loop = &loop_;
-  poll_.data = this;
 }
 
 Connection::~Connection() {
@@ -52,7 +46,7 @@ Connection::~Connection() {
 }
 
 bool Connection::start() {
-  if (uv_poll_init(loop_.uv(), &poll_, transport_->fd()) != 0) return false;
+  if (!startPolling()) return false;
   // The first request's head must arrive within header_timeout of the accept.
   armTimer(Timer::kHeader);
   updatePoll();
@@ -127,20 +121,17 @@ void Connection::updatePoll() {
   if (!out_.empty()) events |= UV_WRITABLE;
   // An asynchronous handler (PHP, the proxy) wants nothing read until it answered; the
   // registration stays unless the client sends meanwhile (poll_interest.h).
-  poll_interest_.want(&poll_, events, &Connection::onPollEvent);
+  watch(events);
 }
 
-void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
-  auto* c = static_cast<Connection*>(handle->data);
+void Connection::onSocketEvent(int status, int events) {
   if (status < 0) {
-    c->close();
+    close();
     return;
   }
-  events = c->poll_interest_.filter(handle, events);
-  if ((events & UV_WRITABLE) != 0) c->onWritable();
-  bool buffered =
-      c->state_ != State::kClosed && c->shouldRead() && c->transport_->hasBufferedInput();
-  if (((events & UV_READABLE) != 0 || buffered) && c->state_ != State::kClosed) c->onReadable();
+  if ((events & UV_WRITABLE) != 0) onWritable();
+  bool buffered = state_ != State::kClosed && shouldRead() && transport_->hasBufferedInput();
+  if (((events & UV_READABLE) != 0 || buffered) && state_ != State::kClosed) onReadable();
 }
 
 void Connection::armTimer(Timer timer) {
@@ -250,11 +241,7 @@ void Connection::releaseReadBuffer() {
 
 void Connection::onReadable() {
   if (state_ == State::kLingering) {
-    char sink[4096];
-    ssize_t n = transport_->read(sink, sizeof(sink));
-    if (n == 0 || (n < 0 && errno != EAGAIN) || (n > 0 && (read_len_ += n) > kLingerMaxBytes)) {
-      close();
-    }
+    if (!lingerRead()) close();
     return;
   }
   if (!ensureReadSpace()) {
@@ -422,9 +409,7 @@ void Connection::finishRequest() {
 void Connection::flushOutput() {
   if (state_ == State::kClosed) return;
   if (!out_.empty()) {
-    uint64_t before = out_.pendingBytes();
-    OutputQueue::FlushResult r = out_.flush(*transport_);
-    loop_.counters().bytes_out.add(before - out_.pendingBytes());
+    OutputQueue::FlushResult r = writeOutput();
     if (r == OutputQueue::FlushResult::kError) {
       close();
       return;
@@ -471,9 +456,8 @@ void Connection::startLingering() {
     close();  // the client already finished sending: nothing to drain
     return;
   }
-  transport_->shutdownWrite();  // TLS: close_notify first
+  beginLinger();
   releaseReadBuffer();
-  read_len_ = 0;  // counts drained bytes from now on
   armTimer(Timer::kLinger);
   updatePoll();
 }
@@ -496,15 +480,7 @@ void Connection::close() {
   moveTo(State::kClosed);
   die();
   loop_.disarmTimeout(*this);
-  out_.clear();
-  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &Connection::onPollClosed);
-}
-
-void Connection::onPollClosed(uv_handle_t* handle) {
-  auto* c = static_cast<Connection*>(handle->data);
-  ::close(c->transport_->fd());
-  c->loop_.onConnectionClosed(c);
-  delete c;
+  closeSocket();
 }
 
 }  // namespace scalws::worker::http1

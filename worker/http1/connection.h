@@ -5,8 +5,8 @@
 // finished.
 //
 // Lifetime: owned by its WorkerLoop; it is destroyed from the libuv close callback of its
-// poll handle, never inside one of its own callbacks. An asynchronous handler that still
-// holds the writer when the connection dies gets InFlight::abort() first.
+// poll handle (SocketConnection), never inside one of its own callbacks. An asynchronous handler
+// that still holds the writer when the connection dies gets InFlight::abort() first.
 #pragma once
 
 #include <uv.h>
@@ -17,9 +17,8 @@
 #include "common/config/site_config.h"
 #include "worker/http/http_stream.h"
 #include "worker/http1/request_codec.h"
-#include "worker/loop/poll_interest.h"
+#include "worker/loop/socket_connection.h"
 #include "worker/loop/timeout_queue.h"
-#include "worker/net/client_connection.h"
 #include "worker/net/output_queue.h"
 #include "worker/net/transport.h"
 
@@ -30,7 +29,7 @@ class ConfigSnapshot;
 
 namespace scalws::worker::http1 {
 
-class Connection final : public ClientConnection,
+class Connection final : public SocketConnection<Connection>,
                          private RequestCodecCallbacks,
                          public HttpStream,
                          private TimeoutEntry {
@@ -89,8 +88,8 @@ class Connection final : public ClientConnection,
   void onExpectContinue(bool will_read) noexcept override;
 
   static CodecLimits limitsFor(const common::config::ServerConfig& server);
-  static void onPollEvent(uv_poll_t* handle, int status, int events);
-  static void onPollClosed(uv_handle_t* handle);
+  friend class SocketConnection<Connection>;
+  void onSocketEvent(int status, int events);
 
   void onReadable();
   void onWritable();
@@ -115,11 +114,6 @@ class Connection final : public ClientConnection,
   }
   bool readingBody() const { return state_ == State::kReadingBody || state_ == State::kBodyPaused; }
 
-  WorkerLoop& loop_;
-  std::unique_ptr<Transport> transport_;
-  PeerInfo peer_;
-  uv_poll_t poll_{};
-  PollInterest poll_interest_;
   State state_ = State::kIdle;
   Timer timer_ = Timer::kNone;
   std::shared_ptr<const ConfigSnapshot> snapshot_;
@@ -143,7 +137,6 @@ class Connection final : public ClientConnection,
   bool read_eof_ = false;
   uint32_t requests_served_ = 0;
 
-  OutputQueue out_;
   OutputQueue::Mark response_mark_;  // where the current response starts in out_
 };
 

@@ -13,8 +13,6 @@ namespace scalws::worker::http2 {
 namespace {
 
 constexpr int kReadsPerEvent = 4;  // then let other connections have the loop
-constexpr uint64_t kLingerMs = 2000;
-constexpr size_t kLingerMaxBytes = 1 << 20;
 
 }  // namespace
 
@@ -27,15 +25,10 @@ SessionSettings Connection::settingsFor(const ConfigSnapshot& snapshot) {
 }
 
 Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
-    : loop_(loop),
-      transport_(std::move(transport)),
-      peer_(peer),
+    : SocketConnection(loop, std::move(transport), peer),
       current_{loop.snapshot(), 0},
-      out_(loop.buffers()),
       session_(*this, settingsFor(*loop.snapshot()), loop.date()),
-      high_water_(settingsFor(*loop.snapshot()).output_high_water) {
-  poll_.data = this;
-}
+      high_water_(settingsFor(*loop.snapshot()).output_high_water) {}
 
 Connection::~Connection() {
   loop_.disarmTimeout(*this);
@@ -43,26 +36,26 @@ Connection::~Connection() {
 
 bool Connection::start() {
   if (!session_.valid()) return false;
-  if (uv_poll_init(loop_.uv(), &poll_, transport_->fd()) != 0) return false;
+  if (!startPolling()) return false;
   armTimer(Timer::kFirstRequest);
   flush();  // the server connection preface: our SETTINGS (RFC 9113 §3.4)
   return true;
 }
 
-void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
-  auto* c = static_cast<Connection*>(handle->data);
+void Connection::onSocketEvent(int status, int events) {
   if (status < 0) {
-    c->close();
+    close();
     return;
   }
-  if (c->state_ == State::kLingering) {
-    c->onLingerReadable();
+  if (events == 0) return;  // nothing wanted right now (poll_interest.h)
+  if (state_ == State::kLingering) {
+    onLingerReadable();
     return;
   }
-  if ((events & UV_WRITABLE) != 0) c->flush();
-  bool buffered = c->state_ == State::kOpen && c->transport_->hasBufferedInput();
-  if (((events & UV_READABLE) != 0 || buffered) && c->state_ == State::kOpen) c->onReadable();
-  if (c->state_ != State::kClosed) c->session_.collect();
+  if ((events & UV_WRITABLE) != 0) flush();
+  bool buffered = state_ == State::kOpen && transport_->hasBufferedInput();
+  if (((events & UV_READABLE) != 0 || buffered) && state_ == State::kOpen) onReadable();
+  if (state_ != State::kClosed) session_.collect();
 }
 
 void Connection::onReadable() {
@@ -102,8 +95,7 @@ void Connection::flush() {
     }
     if (out_.empty()) break;
     uint64_t before = out_.pendingBytes();
-    OutputQueue::FlushResult r = out_.flush(*transport_);
-    loop_.counters().bytes_out.add(before - out_.pendingBytes());
+    OutputQueue::FlushResult r = writeOutput();
     if (out_.pendingBytes() < before) wrote_ = true;
     if (r == OutputQueue::FlushResult::kError) {
       close();
@@ -143,13 +135,7 @@ void Connection::updatePoll() {
     // wakes us at once to read them.
     if (read && transport_->hasBufferedInput()) events |= UV_WRITABLE;
   }
-  if (events == poll_events_) return;
-  poll_events_ = events;
-  if (events == 0) {
-    uv_poll_stop(&poll_);
-  } else {
-    uv_poll_start(&poll_, events, &Connection::onPollEvent);
-  }
+  watch(events);
 }
 
 void Connection::updateTimer() {
@@ -280,19 +266,13 @@ void Connection::startLingering() {
   // moment, so our last frames (a GOAWAY) are not destroyed by a reset.
   state_ = State::kLingering;
   session_.abortAll();
-  transport_->shutdownWrite();
-  linger_bytes_ = 0;
+  beginLinger();
   armTimer(Timer::kLinger);
   updatePoll();
 }
 
 void Connection::onLingerReadable() {
-  char sink[4096];
-  ssize_t n = transport_->read(sink, sizeof(sink));
-  if (n == 0 || (n < 0 && errno != EAGAIN) ||
-      (n > 0 && (linger_bytes_ += static_cast<size_t>(n)) > kLingerMaxBytes)) {
-    close();
-  }
+  if (!lingerRead()) close();
 }
 
 void Connection::beginShutdown() {
@@ -310,15 +290,7 @@ void Connection::close() {
   state_ = State::kClosed;
   session_.abortAll();
   loop_.disarmTimeout(*this);
-  out_.clear();
-  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &Connection::onPollClosed);
-}
-
-void Connection::onPollClosed(uv_handle_t* handle) {
-  auto* c = static_cast<Connection*>(handle->data);
-  ::close(c->transport_->fd());
-  c->loop_.onConnectionClosed(c);
-  delete c;
+  closeSocket();
 }
 
 }  // namespace scalws::worker::http2

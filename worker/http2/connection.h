@@ -13,7 +13,8 @@
 // Reload: streams finish on the snapshot they started on; new streams move to the loop's
 // current one (two snapshots at most are held at a time).
 //
-// Lifetime: owned by its WorkerLoop; destroyed in the close callback of its poll handle.
+// Lifetime: owned by its WorkerLoop; destroyed in the close callback of its poll handle
+// (SocketConnection).
 // Streams still answering when it dies get InFlight::abort() first.
 #pragma once
 
@@ -24,8 +25,8 @@
 #include "worker/config_snapshot.h"
 #include "worker/http/request.h"
 #include "worker/http2/session.h"
+#include "worker/loop/socket_connection.h"
 #include "worker/loop/timeout_queue.h"
-#include "worker/net/client_connection.h"
 #include "worker/net/output_queue.h"
 #include "worker/net/transport.h"
 
@@ -35,7 +36,9 @@ class WorkerLoop;
 
 namespace scalws::worker::http2 {
 
-class Connection final : public ClientConnection, private SessionOwner, private TimeoutEntry {
+class Connection final : public SocketConnection<Connection>,
+                         private SessionOwner,
+                         private TimeoutEntry {
  public:
   Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer);
   ~Connection() override;
@@ -67,8 +70,8 @@ class Connection final : public ClientConnection, private SessionOwner, private 
   // TimeoutEntry
   void onTimeout() noexcept override;
 
-  static void onPollEvent(uv_poll_t* handle, int status, int events);
-  static void onPollClosed(uv_handle_t* handle);
+  friend class SocketConnection<Connection>;
+  void onSocketEvent(int status, int events);
 
   void onReadable();
   void onLingerReadable();
@@ -81,16 +84,10 @@ class Connection final : public ClientConnection, private SessionOwner, private 
   void startLingering();
   void close();
 
-  WorkerLoop& loop_;
-  std::unique_ptr<Transport> transport_;
-  PeerInfo peer_;
-  uv_poll_t poll_{};
-  int poll_events_ = 0;
   State state_ = State::kOpen;
   Timer timer_ = Timer::kNone;
   SnapshotRef current_;
   SnapshotRef previous_;
-  OutputQueue out_;
   Session session_;
   size_t high_water_;
   bool in_event_ = false;
@@ -98,7 +95,6 @@ class Connection final : public ClientConnection, private SessionOwner, private 
   bool wrote_ = false;     // output made progress since the timer was last set
   bool received_ = false;  // body bytes arrived since the timer was last set
   uint64_t data_sent_mark_ = 0;
-  size_t linger_bytes_ = 0;
 };
 
 }  // namespace scalws::worker::http2
