@@ -409,12 +409,12 @@ void Connection::finishRequest() {
 void Connection::flushOutput() {
   if (state_ == State::kClosed) return;
   if (!out_.empty()) {
-    OutputQueue::FlushResult r = writeOutput();
-    if (r == OutputQueue::FlushResult::kError) {
+    ByteQueue::FlushResult r = writeOutput();
+    if (r == ByteQueue::FlushResult::kError) {
       close();
       return;
     }
-    if (r == OutputQueue::FlushResult::kBlocked) {
+    if (r == ByteQueue::FlushResult::kBlocked) {
       armTimer(Timer::kSend);
       updatePoll();
       return;

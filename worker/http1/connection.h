@@ -19,7 +19,7 @@
 #include "worker/http1/request_codec.h"
 #include "worker/loop/socket_connection.h"
 #include "worker/loop/timeout_queue.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker {
@@ -137,7 +137,7 @@ class Connection final : public SocketConnection<Connection>,
   bool read_eof_ = false;
   uint32_t requests_served_ = 0;
 
-  OutputQueue::Mark response_mark_;  // where the current response starts in out_
+  ByteQueue::Mark response_mark_;  // where the current response starts in out_
 };
 
 }  // namespace scalws::worker::http1

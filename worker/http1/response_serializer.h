@@ -1,4 +1,4 @@
-// Renders an HTTP/1.1 response head into an OutputQueue: status line, Date, Server, the
+// Renders an HTTP/1.1 response head into an ByteQueue: status line, Date, Server, the
 // handler's headers, framing (Content-Length or chunked) and Connection, in one block of
 // memory so the head and a small body leave in one writev.
 #pragma once
@@ -10,7 +10,7 @@
 #include "worker/http/decimal.h"
 #include "worker/http/response_writer.h"
 #include "worker/http/status_text.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 
 namespace scalws::worker::http1 {
 
@@ -26,9 +26,9 @@ struct HeadFraming {
 using worker::formatDecimal;
 using worker::statusHasBody;
 
-void appendResponseHead(OutputQueue& out, const ResponseHead& head, const HeadFraming& framing,
+void appendResponseHead(ByteQueue& out, const ResponseHead& head, const HeadFraming& framing,
                         std::string_view date_line, std::string_view server_line);
 // "<hex size>\r\n" for a chunk of `size` bytes.
-void appendChunkHeader(OutputQueue& out, uint64_t size);
+void appendChunkHeader(ByteQueue& out, uint64_t size);
 
 }  // namespace scalws::worker::http1

@@ -27,7 +27,7 @@ SessionSettings Connection::settingsFor(const ConfigSnapshot& snapshot) {
 Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
     : SocketConnection(loop, std::move(transport), peer),
       current_{loop.snapshot(), 0},
-      session_(*this, settingsFor(*loop.snapshot()), loop.date()),
+      session_(*this, settingsFor(*loop.snapshot()), loop.date(), loop.buffers()),
       high_water_(settingsFor(*loop.snapshot()).output_high_water) {}
 
 Connection::~Connection() {
@@ -95,13 +95,13 @@ void Connection::flush() {
     }
     if (out_.empty()) break;
     uint64_t before = out_.pendingBytes();
-    OutputQueue::FlushResult r = writeOutput();
+    ByteQueue::FlushResult r = writeOutput();
     if (out_.pendingBytes() < before) wrote_ = true;
-    if (r == OutputQueue::FlushResult::kError) {
+    if (r == ByteQueue::FlushResult::kError) {
       close();
       return;
     }
-    if (r == OutputQueue::FlushResult::kBlocked || !session_.wantsWrite()) break;
+    if (r == ByteQueue::FlushResult::kBlocked || !session_.wantsWrite()) break;
   }
   afterOutput();
 }

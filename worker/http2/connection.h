@@ -1,7 +1,7 @@
 // One HTTP/2 client connection (over TLS after ALPN "h2", or h2c with prior knowledge):
 // reads into a pooled buffer and feeds the Session, hands each stream's request to the
 // RequestDispatcher exactly as HTTP/1 does, and writes what the session serialises through an
-// OutputQueue and the Transport. The access log gets one line per stream.
+// ByteQueue and the Transport. The access log gets one line per stream.
 //
 // Timeouts (the server's, as for HTTP/1): header_timeout until the first request,
 // keepalive_timeout once no stream is open (then GOAWAY), body_timeout while a routed
@@ -27,7 +27,7 @@
 #include "worker/http2/session.h"
 #include "worker/loop/socket_connection.h"
 #include "worker/loop/timeout_queue.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker {

@@ -21,8 +21,9 @@ Session& self(void* p) {
 
 }  // namespace
 
-Session::Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date)
-    : owner_(owner), settings_(settings), date_(date), flood_(settings.flood) {
+Session::Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date,
+                 BufferPool& pool)
+    : owner_(owner), settings_(settings), date_(date), pool_(pool), flood_(settings.flood) {
   nghttp2_session_callbacks* cb = nullptr;
   if (nghttp2_session_callbacks_new(&cb) != 0) return;
   nghttp2_session_callbacks_set_send_callback(cb, &Session::onSend);
@@ -148,7 +149,7 @@ bool Session::receive(const char* data, size_t len, uint64_t now_ms) {
   return !failed_;
 }
 
-bool Session::send(OutputQueue& out) {
+bool Session::send(ByteQueue& out) {
   if (failed_ && goaway_error_ == 0) return false;
   if (sending_) {
     resend_ = true;
@@ -284,27 +285,27 @@ ssize_t Session::onSend(nghttp2_session*, const uint8_t* data, size_t len, int, 
 int Session::onSendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* header, size_t len,
                         nghttp2_data_source* source, void* p) {
   Session& s = self(p);
-  OutputQueue& out = *s.out_;
+  ByteQueue& out = *s.out_;
   if (out.pendingBytes() >= s.settings_.output_high_water) return NGHTTP2_ERR_WOULDBLOCK;
   Stream& stream = *static_cast<Stream*>(source->ptr);
   (void)frame;  // we never pad (no padding callback), so frame->data.padlen is 0
   out.append(std::string_view(reinterpret_cast<const char*>(header), 9));
   uint64_t left = len;
   while (left > 0) {
-    const BodyQueue::Segment& seg = stream.body_.front();
+    const ByteQueue::Segment& seg = stream.body_.front();
     uint64_t take = std::min(left, seg.length);
     switch (seg.kind) {
-      case BodyQueue::Kind::kOwned:
-        out.append(std::string_view(stream.body_.ownedData(seg), take));
+      case ByteQueue::Kind::kOwned:
+        out.append(std::string_view(seg.data, take));
         break;
-      case BodyQueue::Kind::kStable:
+      case ByteQueue::Kind::kStable:
         if (take > 1024) {
           out.appendStable(std::string_view(seg.data, take));
         } else {
           out.append(std::string_view(seg.data, take));
         }
         break;
-      case BodyQueue::Kind::kFile: {
+      case ByteQueue::Kind::kFile: {
         // Read this frame's share of the file now: the whole file is never in memory,
         // and under TLS it would be read to be encrypted anyway.
         char* dst = out.reserve(take);

@@ -30,7 +30,7 @@
 #include "common/http_date.h"
 #include "worker/http2/flood_guard.h"
 #include "worker/http2/stream.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 
 namespace scalws::worker::http2 {
 
@@ -65,7 +65,9 @@ class SessionOwner {
 
 class Session {
  public:
-  Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date);
+  // `pool`: the loop's blocks, for the streams' response bodies.
+  Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date,
+          BufferPool& pool);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -78,7 +80,7 @@ class Session {
   bool receive(const char* data, size_t len, uint64_t now_ms);
   // Appends ready frames to `out` until nothing is ready or `out` holds the high-water
   // mark. False on a fatal error.
-  bool send(OutputQueue& out);
+  bool send(ByteQueue& out);
 
   // nghttp2's view: false for both once a GOAWAY went out and no stream is left.
   bool wantsRead() const;
@@ -141,10 +143,11 @@ class Session {
   SessionOwner& owner_;
   SessionSettings settings_;
   common::DateCache& date_;
+  BufferPool& pool_;
   nghttp2_session* session_ = nullptr;
   FloodGuard flood_;
   uint64_t now_ms_ = 0;
-  OutputQueue* out_ = nullptr;  // during send()
+  ByteQueue* out_ = nullptr;  // during send()
   bool in_receive_ = false;
   bool sending_ = false;
   bool resend_ = false;

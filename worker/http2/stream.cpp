@@ -45,7 +45,7 @@ bool sameAuthority(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-Stream::Stream(Session& session) : HttpStream(1024), session_(session) {
+Stream::Stream(Session& session) : HttpStream(1024), session_(session), body_(session.pool_) {
   headers_.reserve(16);
   held_.reserve(32);
   nva_.reserve(12);

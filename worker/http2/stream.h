@@ -10,7 +10,7 @@
 // must not use the writer afterwards.
 //
 // The response: sendHead submits HEADERS; body bytes, stable views and file slices queue
-// in a per-stream BodyQueue that nghttp2 drains as flow-control windows allow (files are
+// in a per-stream ByteQueue that nghttp2 drains as flow-control windows allow (files are
 // read only when their DATA frame is written); finish ends the stream.
 #pragma once
 
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "worker/http/http_stream.h"
-#include "worker/http2/body_queue.h"
+#include "worker/net/byte_queue.h"
 
 namespace scalws::worker {
 class ConfigSnapshot;
@@ -104,7 +104,7 @@ class Stream final : public HttpStream {
   uint64_t unconsumed_ = 0;
 
   DataState data_ = DataState::kNone;
-  BodyQueue body_;
+  ByteQueue body_;
   std::vector<nghttp2_nv> nva_;
 
   Stream* prev_ = nullptr;  // the session's active or closed list

@@ -20,8 +20,8 @@
 #include "worker/http/request.h"
 #include "worker/loop/poll_interest.h"
 #include "worker/loop/worker_loop.h"
+#include "worker/net/byte_queue.h"
 #include "worker/net/client_connection.h"
-#include "worker/net/output_queue.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker {
@@ -49,9 +49,9 @@ class SocketConnection : public ClientConnection {
   void watch(int events) { interest_.want(&poll_, events, &SocketConnection::onPoll); }
 
   // Writes what the queue holds, as much as the socket takes.
-  OutputQueue::FlushResult writeOutput() {
+  ByteQueue::FlushResult writeOutput() {
     uint64_t before = out_.pendingBytes();
-    OutputQueue::FlushResult r = out_.flush(*transport_);
+    ByteQueue::FlushResult r = out_.flush(*transport_);
     loop_.counters().bytes_out.add(before - out_.pendingBytes());
     return r;
   }
@@ -83,7 +83,7 @@ class SocketConnection : public ClientConnection {
   WorkerLoop& loop_;
   std::unique_ptr<Transport> transport_;
   PeerInfo peer_;
-  OutputQueue out_;
+  ByteQueue out_;
 
  private:
   static void onPoll(uv_poll_t* handle, int status, int events) {
