@@ -10,7 +10,8 @@ TEST(UvHandleTest, ClosesDeletesAndForgets) {
   ASSERT_EQ(uv_loop_init(&loop), 0);
   auto* timer = new uv_timer_t;
   uv_timer_init(&loop, timer);
-  uv_timer_start(timer, [](uv_timer_t*) { FAIL() << "a closed timer fired"; }, 0, 0);
+  uv_timer_start(
+      timer, [](uv_timer_t*) { FAIL() << "a closed timer fired"; }, 0, 0);
   auto* async = new uv_async_t;
   uv_async_init(&loop, async, nullptr);
   closeAndDelete(timer);
