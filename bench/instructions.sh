@@ -13,7 +13,8 @@
 # scenario. valgrind 3.19 does not know openat2, so for static-small a small preloaded shim
 # (built here with cc) turns the worker's openat2 calls into openat: the count is exact for
 # comparing two builds, and the shim's few instructions are outside the per-request path
-# (a cache hit opens nothing).
+# (a cache hit opens nothing). With KEEP_CG=DIR the two profiles stay in DIR as cg.N.out,
+# for callgrind_annotate to tell where two builds differ.
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
@@ -27,7 +28,7 @@ while (($#)); do
     --scalwsd) SCALWSD=$2; shift ;;
     --requests) REQUESTS=$2; shift ;;
     --scenario) SCENARIO=$2; shift ;;
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "instructions.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
