@@ -41,7 +41,6 @@ Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, c
 }
 
 Connection::~Connection() {
-  loop_.disarmTimeout(*this);
   if (read_buf_) releaseReadBuffer();
 }
 
@@ -135,39 +134,11 @@ void Connection::onSocketEvent(int status, int events) {
 }
 
 void Connection::armTimer(Timer timer) {
-  timer_ = timer;
-  if (timer == Timer::kNone) {
-    loop_.disarmTimeout(*this);
-    return;
-  }
-  const auto& server = snapshot_->server();
-  uint64_t ms = 0;
-  switch (timer) {
-    case Timer::kKeepAlive:
-      ms = server.keepalive_timeout;
-      break;
-    case Timer::kHeader:
-      ms = server.header_timeout;
-      break;
-    case Timer::kBody:
-      ms = server.body_timeout;
-      break;
-    case Timer::kSend:
-      ms = server.send_timeout;
-      break;
-    case Timer::kLinger:
-      ms = kLingerMs;
-      break;
-    case Timer::kNone:
-      break;
-  }
-  loop_.armTimeout(*this, ms);
+  setTimer(timer, snapshot_->server());
 }
 
 void Connection::onTimeout() noexcept {
-  Timer fired = timer_;
-  timer_ = Timer::kNone;
-  switch (fired) {
+  switch (takeFiredTimer()) {
     case Timer::kHeader:
       if (state_ == State::kReadingHead) {
         onCodecError(408, "request head timeout");

@@ -31,8 +31,7 @@ namespace scalws::worker::http1 {
 
 class Connection final : public SocketConnection<Connection>,
                          private RequestCodecCallbacks,
-                         public HttpStream,
-                         private TimeoutEntry {
+                         public HttpStream {
  public:
   // Takes the transport (and with it the socket) of an accepted connection.
   Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer);
@@ -76,7 +75,6 @@ class Connection final : public SocketConnection<Connection>,
   // How the response's body is framed (RFC 9112 §6): none (HEAD, 204, 304), as is
   // (Content-Length or close-delimited), or chunked.
   enum class BodyFraming : uint8_t { kNone, kPlain, kChunked };
-  enum class Timer { kNone, kKeepAlive, kHeader, kBody, kSend, kLinger };
 
   // RequestCodecCallbacks
   bool onRequestHead(Request& request) override;
@@ -115,7 +113,6 @@ class Connection final : public SocketConnection<Connection>,
   bool readingBody() const { return state_ == State::kReadingBody || state_ == State::kBodyPaused; }
 
   State state_ = State::kIdle;
-  Timer timer_ = Timer::kNone;
   std::shared_ptr<const ConfigSnapshot> snapshot_;
 
   // Reading.

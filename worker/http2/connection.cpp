@@ -30,14 +30,12 @@ Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, c
       session_(*this, settingsFor(*loop.snapshot()), loop.date(), loop.buffers()),
       high_water_(settingsFor(*loop.snapshot()).output_high_water) {}
 
-Connection::~Connection() {
-  loop_.disarmTimeout(*this);
-}
+Connection::~Connection() = default;
 
 bool Connection::start() {
   if (!session_.valid()) return false;
   if (!startPolling()) return false;
-  armTimer(Timer::kFirstRequest);
+  armTimer(Timer::kHeader);
   flush();  // the server connection preface: our SETTINGS (RFC 9113 §3.4)
   return true;
 }
@@ -143,7 +141,7 @@ void Connection::updateTimer() {
   if (!out_.empty() || session_.hasBlockedData()) {
     want = Timer::kSend;
   } else if (session_.activeStreams() == 0) {
-    want = served_any_ ? Timer::kIdle : Timer::kFirstRequest;
+    want = served_any_ ? Timer::kKeepAlive : Timer::kHeader;
   } else if (session_.awaitsRequestBody()) {
     want = Timer::kBody;
   } else {
@@ -155,38 +153,13 @@ void Connection::updateTimer() {
 }
 
 void Connection::armTimer(Timer timer) {
-  timer_ = timer;
-  const auto& server = current_.snapshot->server();
-  uint64_t ms = 0;
-  switch (timer) {
-    case Timer::kNone:
-      loop_.disarmTimeout(*this);
-      return;
-    case Timer::kFirstRequest:
-      ms = server.header_timeout;
-      break;
-    case Timer::kIdle:
-      ms = server.keepalive_timeout;
-      break;
-    case Timer::kBody:
-      ms = server.body_timeout;
-      break;
-    case Timer::kSend:
-      ms = server.send_timeout;
-      break;
-    case Timer::kLinger:
-      ms = kLingerMs;
-      break;
-  }
-  loop_.armTimeout(*this, ms);
+  setTimer(timer, current_.snapshot->server());
 }
 
 void Connection::onTimeout() noexcept {
-  Timer fired = timer_;
-  timer_ = Timer::kNone;
-  switch (fired) {
-    case Timer::kFirstRequest:
-    case Timer::kIdle:
+  switch (takeFiredTimer()) {
+    case Timer::kHeader:
+    case Timer::kKeepAlive:
       // Nothing open: say goodbye properly (GOAWAY NO_ERROR), then close.
       session_.shutdown();
       flush();

@@ -36,9 +36,7 @@ class WorkerLoop;
 
 namespace scalws::worker::http2 {
 
-class Connection final : public SocketConnection<Connection>,
-                         private SessionOwner,
-                         private TimeoutEntry {
+class Connection final : public SocketConnection<Connection>, private SessionOwner {
  public:
   Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer);
   ~Connection() override;
@@ -55,7 +53,6 @@ class Connection final : public SocketConnection<Connection>,
 
  private:
   enum class State { kOpen, kLingering, kClosed };
-  enum class Timer { kNone, kFirstRequest, kIdle, kBody, kSend, kLinger };
   struct SnapshotRef {
     std::shared_ptr<const ConfigSnapshot> snapshot;
     uint32_t streams = 0;
@@ -85,7 +82,6 @@ class Connection final : public SocketConnection<Connection>,
   void close();
 
   State state_ = State::kOpen;
-  Timer timer_ = Timer::kNone;
   SnapshotRef current_;
   SnapshotRef previous_;
   Session session_;

@@ -3,7 +3,7 @@
 // with the loop's byte counter, the lingering close, and the end — the fd closed, the
 // loop told, the object deleted — in the close callback of the poll handle, never inside
 // one of the connection's own callbacks. HTTP/1.1's and HTTP/2's connections derive from
-// it; the protocol keeps its codec, its timers and its state.
+// it; the protocol keeps its codec and its state, and decides which timeout runs.
 //
 // `Derived` receives poll events through a static trampoline (no virtual call per event):
 // it declares `void onSocketEvent(int status, int events)`.
@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/config/site_config.h"
 #include "worker/http/request.h"
 #include "worker/loop/poll_interest.h"
+#include "worker/loop/timeout_queue.h"
 #include "worker/loop/worker_loop.h"
 #include "worker/net/byte_queue.h"
 #include "worker/net/client_connection.h"
@@ -27,7 +29,7 @@
 namespace scalws::worker {
 
 template <class Derived>
-class SocketConnection : public ClientConnection {
+class SocketConnection : public ClientConnection, protected TimeoutEntry {
  public:
   // How long, and how much, a closing connection reads and drops (lingerRead()).
   static constexpr uint64_t kLingerMs = 2000;
@@ -41,7 +43,42 @@ class SocketConnection : public ClientConnection {
       : loop_(loop), transport_(std::move(transport)), peer_(peer), out_(loop.buffers()) {
     poll_.data = this;
   }
-  ~SocketConnection() override = default;
+  ~SocketConnection() override { loop_.disarmTimeout(*this); }
+
+  // The connection's one timeout at a time; `Derived` implements onTimeout() and reads
+  // timer_ to tell which fired. The durations are the server's (kLinger: kLingerMs).
+  enum class Timer : uint8_t { kNone, kHeader, kKeepAlive, kBody, kSend, kLinger };
+  void setTimer(Timer timer, const common::config::ServerConfig& server) {
+    timer_ = timer;
+    uint64_t ms = 0;
+    switch (timer) {
+      case Timer::kNone:
+        loop_.disarmTimeout(*this);
+        return;
+      case Timer::kHeader:
+        ms = server.header_timeout;
+        break;
+      case Timer::kKeepAlive:
+        ms = server.keepalive_timeout;
+        break;
+      case Timer::kBody:
+        ms = server.body_timeout;
+        break;
+      case Timer::kSend:
+        ms = server.send_timeout;
+        break;
+      case Timer::kLinger:
+        ms = kLingerMs;
+        break;
+    }
+    loop_.armTimeout(*this, ms);
+  }
+  // In onTimeout(): which timer fired (the entry is disarmed already).
+  Timer takeFiredTimer() {
+    Timer fired = timer_;
+    timer_ = Timer::kNone;
+    return fired;
+  }
 
   // False when the socket cannot be watched: the caller closes the fd and frees this.
   bool startPolling() { return uv_poll_init(loop_.uv(), &poll_, transport_->fd()) == 0; }
@@ -84,6 +121,7 @@ class SocketConnection : public ClientConnection {
   std::unique_ptr<Transport> transport_;
   PeerInfo peer_;
   ByteQueue out_;
+  Timer timer_ = Timer::kNone;
 
  private:
   static void onPoll(uv_poll_t* handle, int status, int events) {
