@@ -36,8 +36,6 @@ class Connection final : public SocketConnection<Connection>,
   // Takes the transport (and with it the socket) of an accepted connection.
   Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer);
   ~Connection() override;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
 
   // False when the socket cannot be watched; the caller closes the fd and frees this.
   bool start();

@@ -40,8 +40,6 @@ class Connection final : public SocketConnection<Connection>, private SessionOwn
  public:
   Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer);
   ~Connection() override;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
 
   // False when the socket cannot be watched or nghttp2 cannot start; the caller closes
   // the fd and frees this.
