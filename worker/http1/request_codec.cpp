@@ -340,8 +340,15 @@ int RequestCodec::completeHead() {
     host = hostWithoutPort(host_header, valid);
     if (!valid) return fail(400, "invalid Host header");
   }
-  // RFC 9112 §3.2.2: the absolute-form's authority wins over the Host header.
-  if (target.form == RequestTarget::Form::kAbsolute) host = target.authority_host;
+  // RFC 9112 §3.2.2: the absolute-form's authority wins over the Host header. Routes
+  // would match one host while a handler (PHP's HTTP_HOST) saw the other, so a request
+  // whose two hosts differ is refused rather than served on either.
+  if (target.form == RequestTarget::Form::kAbsolute) {
+    if (host_count == 1 && !equalsIgnoreCase(host, target.authority_host)) {
+      return fail(400, "Host differs from the request target's authority");
+    }
+    host = target.authority_host;
+  }
   if (hasUpperCase(host)) {
     char* lower = r.arena->allocate(host.size());
     for (size_t i = 0; i < host.size(); ++i) lower[i] = asciiLower(host[i]);

@@ -184,11 +184,28 @@ TEST_P(RequestCodecTest, Http10KeepAliveRules) {
 
 TEST_P(RequestCodecTest, AbsoluteFormTargetWinsOverHost) {
   Driver d;
-  d.feed("GET http://Other.Example:81/x/y?q HTTP/1.1\r\nHost: a\r\n\r\n", GetParam());
+  d.feed("GET http://Other.Example:81/x/y?q HTTP/1.1\r\nHost: other.example:81\r\n\r\n",
+         GetParam());
   ASSERT_EQ(d.error_status, 0) << d.error_reason;
   EXPECT_EQ(d.seen[0].host, "other.example");
   EXPECT_EQ(d.seen[0].raw_path, "/x/y");
   EXPECT_EQ(d.seen[0].query, "q");
+}
+
+// RFC 9112 §3.2.2 lets the target's authority win; a Host naming another host is refused
+// instead, so no handler sees a host other than the one the route matched.
+TEST_P(RequestCodecTest, AbsoluteFormWhoseAuthorityDiffersFromHostIs400) {
+  Driver d;
+  d.feed("GET http://victim.example/x HTTP/1.1\r\nHost: tenant.example\r\n\r\n", GetParam());
+  EXPECT_EQ(d.error_status, 400);
+  EXPECT_TRUE(d.seen.empty() || !d.seen[0].complete);
+}
+
+TEST_P(RequestCodecTest, AbsoluteFormWithoutHostInHttp10IsServed) {
+  Driver d;
+  d.feed("GET http://a.example/x HTTP/1.0\r\n\r\n", GetParam());
+  ASSERT_EQ(d.error_status, 0) << d.error_reason;
+  EXPECT_EQ(d.seen[0].host, "a.example");
 }
 
 TEST_P(RequestCodecTest, ExpectContinue) {
