@@ -23,6 +23,7 @@ constexpr SectionParser kSectionParsers[] = {
     {"listen", parseListenSection},
     {"route", parseRouteSection},
     {"php_pool", parsePhpPoolSection},
+    {"cache", parseCacheSection},
 };
 
 // The absolute directory of `source_name`: relative paths in the config are resolved

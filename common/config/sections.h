@@ -27,6 +27,7 @@ void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
 void parseListenSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parsePhpPoolSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+void parseCacheSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 // After every section: each php route names a [php_pool] that exists.
 void checkPhpPoolReferences(ParseContext& ctx, const SiteConfig& site);
 
