@@ -111,6 +111,10 @@ struct AreaHeader {
   std::atomic<uint64_t> revalidations;
   std::atomic<uint64_t> bytes_served;
   std::atomic<uint64_t> evictions;
+  // The disk tier's bytes, shared by the instance's disk threads (disk_store.h), and
+  // whether one of them counted the directory since the area was made.
+  std::atomic<uint64_t> disk_bytes;
+  std::atomic<uint32_t> disk_scanned;
 };
 static_assert(sizeof(AreaHeader) <= kPageSize);
 
