@@ -66,6 +66,16 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
       in.unixConnect = true;
     }
   }
+  // The proxy connects to its upstreams' ports and nowhere else (health probes included).
+  for (const auto& upstream : snapshot.site().upstreams) {
+    for (const auto& upstream_server : upstream.servers) {
+      if (upstream_server.kind == common::config::UpstreamServerConfig::Kind::kTcp) {
+        in.tcpConnectPorts.push_back(upstream_server.port);
+      } else {
+        in.unixConnect = true;
+      }
+    }
+  }
   if (!server.access_log.empty()) in.logFiles.push_back(server.access_log);
   if (!server.error_log.empty()) in.logFiles.push_back(server.error_log);
   // A reload in single mode re-reads the config from inside the sandbox, and with it the

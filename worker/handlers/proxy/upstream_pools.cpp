@@ -1,0 +1,46 @@
+#include "worker/handlers/proxy/upstream_pools.h"
+
+#include "worker/handlers/proxy/proxy_exchange.h"
+#include "worker/loop/worker_loop.h"
+
+namespace scalws::worker::proxy {
+
+UpstreamPools::UpstreamPools(WorkerLoop& loop) : loop_(loop) {}
+
+UpstreamPools::~UpstreamPools() = default;
+
+UpstreamPool& UpstreamPools::poolFor(const std::shared_ptr<const UpstreamSpec>& spec) {
+  for (auto& p : pools_) {
+    if (p->specPointer() == spec.get()) return *p;  // the common case: the same snapshot
+  }
+  for (auto& p : pools_) {
+    if (p->retired() || p->spec().name != spec->name) continue;
+    if (p->spec().sameServers(*spec)) {
+      p->update(spec);
+      return *p;
+    }
+    p->retire();
+  }
+  pools_.push_back(std::make_unique<UpstreamPool>(loop_, spec));
+  return *pools_.back();
+}
+
+ProxyExchange& UpstreamPools::takeExchange() {
+  if (free_.empty()) {
+    exchanges_.push_back(std::make_unique<ProxyExchange>(*this));
+    return *exchanges_.back();
+  }
+  ProxyExchange* x = free_.back();
+  free_.pop_back();
+  return *x;
+}
+
+void UpstreamPools::recycle(ProxyExchange& exchange) {
+  free_.push_back(&exchange);
+}
+
+void UpstreamPools::onLoopStopping() noexcept {
+  for (auto& p : pools_) p->stop();
+}
+
+}  // namespace scalws::worker::proxy
