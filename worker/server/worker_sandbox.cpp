@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <variant>
 
+#include "common/config/host_resolver.h"
 #include "common/log.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
@@ -114,6 +115,9 @@ Result<sandbox::SandboxReport> enterSandbox(const ConfigSnapshot& snapshot,
   if (!policy.ok()) return policy.status();
   Result<sandbox::SandboxReport> report = sandbox::applySandbox(*policy);
   if (!report.ok()) return report.status();
+  // DNS is out of reach from here on: a reload resolves upstream names from what was
+  // resolved before (host_resolver.h).
+  if (policy->mode != sandbox::SandboxMode::kOff) common::config::sealProcessResolver();
   const auto& r = *report;
   LOG_INFO("sandbox: uid %u gid %u, landlock abi %d%s, seccomp %s (%zu syscalls)%s",
            static_cast<unsigned>(getuid()), static_cast<unsigned>(getgid()), r.landlock.abi,

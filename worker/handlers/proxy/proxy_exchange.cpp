@@ -431,7 +431,7 @@ void ProxyExchange::upstreamFailed(Failure failure, const char* why) {
     bool sent_safely = connect || (failure != Failure::kBadAnswer && replayable_ &&
                                    idempotent(request_->method) && bytes_received_ == 0);
     if (sent_safely && attempts_ < 1 + spec.retries) {
-      LOG_WARN("upstream %s: request %llx to %s: %s; trying another server", spec.name.c_str(),
+      LOG_WARN("upstream %s: request %llx to %s: %s; retrying", spec.name.c_str(),
                static_cast<unsigned long long>(request_->id), server, why);
       fresh_retry_ = false;
       attempt();
