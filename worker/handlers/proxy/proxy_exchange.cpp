@@ -102,11 +102,13 @@ void ProxyExchange::attempt() {
   bool all_down = false;
   int server = pool_->choose(*request_, tried_, all_down);
   if (server < 0) {
-    if (all_down) {
+    // 503 when no server was even tried (every one is down); 502 when those tried failed.
+    bool none_tried = attempts_ == 0 && all_down;
+    if (none_tried) {
       LOG_ERROR("upstream %s: request %llx: every server is down", pool_->spec().name.c_str(),
                 static_cast<unsigned long long>(request_->id));
     }
-    fail(all_down ? 503 : 502, all_down ? "every server is down" : "no server left to try");
+    fail(none_tried ? 503 : 502, none_tried ? "every server is down" : "no server left to try");
     return;
   }
   server_ = server;
@@ -148,6 +150,7 @@ void ProxyExchange::becomeActive() {
   parser_.reset(request_->isHead());
   read_len_ = 0;
   bytes_received_ = 0;
+  bytes_sent_ = 0;
   sent_ns_ = uv_hrtime();
   if (!read_buf_) {
     read_buf_ = pools_.loop().buffers().take();
@@ -181,6 +184,7 @@ bool ProxyExchange::flushSend() {
       return false;
     }
     size_t sent = static_cast<size_t>(n);
+    bytes_sent_ += sent;
     size_t from_head = std::min(sent, head_.size() - head_pos_);
     head_pos_ += from_head;
     body_pos_ += sent - from_head;
@@ -409,10 +413,14 @@ void ProxyExchange::upstreamFailed(Failure failure, const char* why) {
   const char* server = spec.servers[static_cast<size_t>(server_)].text.c_str();
   bool answered = reply_ != Reply::kAwaitingHead;
   bool connect = failure == Failure::kConnect || failure == Failure::kConnectTimeout;
-  // A kept connection the server closed while it sat idle shows up only when used: the
-  // request is sent again once on a fresh connection, not held against the server.
-  if (!connect && !answered && reused_ && bytes_received_ == 0 && !fresh_retry_ && replayable_ &&
-      failure == Failure::kBroken) {
+  // May the request go out again? Always when not a byte of it reached the upstream; once
+  // some did, only when the method is idempotent (RFC 9110 §9.2.2) and every byte is still
+  // here; never once an answer started or the upstream answered badly.
+  bool resendable = !answered && failure != Failure::kBadAnswer && bytes_received_ == 0 &&
+                    replayable_ && (bytes_sent_ == 0 || idempotent(request_->method));
+  // A kept connection the server closed while it sat idle shows up only when used: such a
+  // request goes once more on a fresh connection, not held against the server.
+  if (!connect && reused_ && !fresh_retry_ && resendable && failure == Failure::kBroken) {
     LOG_DEBUG("upstream %s: request %llx: kept connection to %s failed (%s); retrying on a new one",
               spec.name.c_str(), static_cast<unsigned long long>(request_->id), server, why);
     releaseConnection(false);
@@ -424,22 +432,16 @@ void ProxyExchange::upstreamFailed(Failure failure, const char* why) {
   }
   pool_->recordFailure(server_, connect, why);
   releaseConnection(false);
-  bool timeout = failure == Failure::kConnectTimeout || failure == Failure::kTimeout;
-  if (!answered) {
-    // Another server: always after a connect failure (nothing was sent), and after a
-    // failure once bytes were sent only for idempotent requests whose bytes are all here.
-    bool sent_safely = connect || (failure != Failure::kBadAnswer && replayable_ &&
-                                   idempotent(request_->method) && bytes_received_ == 0);
-    if (sent_safely && attempts_ < 1 + spec.retries) {
-      LOG_WARN("upstream %s: request %llx to %s: %s; retrying", spec.name.c_str(),
-               static_cast<unsigned long long>(request_->id), server, why);
-      fresh_retry_ = false;
-      attempt();
-      return;
-    }
+  if ((connect || resendable) && attempts_ < 1 + spec.retries) {
+    LOG_WARN("upstream %s: request %llx to %s: %s; retrying", spec.name.c_str(),
+             static_cast<unsigned long long>(request_->id), server, why);
+    fresh_retry_ = false;
+    attempt();
+    return;
   }
   LOG_ERROR("upstream %s: request %llx to %s: %s", spec.name.c_str(),
             static_cast<unsigned long long>(request_->id), server, why);
+  bool timeout = failure == Failure::kConnectTimeout || failure == Failure::kTimeout;
   fail(timeout ? 504 : 502, why);
 }
 

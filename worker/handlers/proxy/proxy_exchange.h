@@ -9,12 +9,12 @@
 // kClientHighWater bytes queued and resumes from the writer's writable notification. So
 // memory per request is bounded whatever the body and response sizes.
 //
-// Retries: a connect that fails or times out moves to another server (up to `retries`
-// more); so does a failure before the answer's head once request bytes were sent, for
-// idempotent methods whose bytes are all still here (a body up to kReplayLimit is kept
-// for that). A failure on a reused kept connection before any answer byte is retried once
-// on a fresh connection without counting against the server (it closed the connection
-// while we reused it).
+// Retries: a failure before a byte of the request reached the upstream (connect refused or
+// timed out, the first write failed) moves to another server (up to `retries` more); so
+// does a failure before any answer byte once request bytes were sent, for idempotent
+// methods whose bytes are all still here (a body up to kReplayLimit is kept for that). The
+// same failure on a reused kept connection is retried once on a fresh connection to the
+// same server without counting against it (it closed the connection while we reused it).
 //
 // Errors before the head reached the client: 503 when every server is down, 504 when the
 // upstream timed out, 502 otherwise (unreachable, reset, a malformed or badly framed
@@ -129,6 +129,7 @@ class ProxyExchange final : public InFlight,
   bool fresh_retry_ = false;
   uint64_t sent_ns_ = 0;         // when the request started going upstream
   uint64_t bytes_received_ = 0;  // from the current connection
+  uint64_t bytes_sent_ = 0;      // to the current connection
 
   // The request going upstream.
   RequestHeadOptions head_options_;

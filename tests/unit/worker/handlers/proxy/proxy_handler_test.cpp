@@ -209,7 +209,7 @@ TEST_F(ProxyHandlerTest, NoServerReachableIs502AllDownIs503) {
   gone.stopListening();
   startLoop(proxySnapshot(servers({address}, "max_fails = 2\nfail_timeout = \"60s\"\n")));
   // The second failure marks the only server down: from then on 503 at once.
-  for (uint16_t expected : {502, 503, 503}) {
+  for (uint16_t expected : {502, 502, 503}) {
     TestRequest r(loop_.get());
     RecordingWriter w;
     handler().handle(r.request, w);
