@@ -1,7 +1,6 @@
 #include "worker/loop/worker_loop.h"
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -105,9 +104,7 @@ void WorkerLoop::acceptFrom(Listener& l) {
       }
       continue;
     }
-    int one = 1;
-    // Responses leave in one writev; Nagle would only delay the pipelined ones.
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    // TCP_NODELAY comes with the socket: set once on the listener (listen_socket.cpp).
     counters_->conn_accepted.add();
     peer.local_port = l.socket.port;
     peer.tls = l.socket.tls;
