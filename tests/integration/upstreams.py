@@ -27,15 +27,20 @@ NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
 class NginxUpstream:
     """nginx on a free port; `locations` is the body of its server block. Responses can use
-    nginx variables, e.g. `return 200 "$http_x_forwarded_for";`."""
+    nginx variables, e.g. `return 200 "$http_x_forwarded_for";`. `tls`: (cert, key) paths
+    to serve HTTPS instead."""
 
-    def __init__(self, locations, port=None):
+    def __init__(self, locations, port=None, tls=None):
         self.dir = tempfile.mkdtemp(prefix="scalws-nginx-")
         os.chmod(self.dir, 0o755)
         self.port = port or free_port()
         self.access_log = os.path.join(self.dir, "access.log")
         user = "user nobody nogroup;" if os.geteuid() == 0 else ""
         conf = os.path.join(self.dir, "nginx.conf")
+        ssl = ""
+        if tls:
+            ssl = " ssl;\n        ssl_certificate %s;\n        ssl_certificate_key %s;\n" \
+                  "        ssl_session_cache shared:up:1m" % tls
         with open(conf, "w") as f:
             f.write("""
 %s
@@ -55,13 +60,13 @@ http {
     keepalive_requests 100000;
     client_max_body_size 0;
     server {
-        listen 127.0.0.1:%d;
+        listen 127.0.0.1:%d%s;
         default_type text/plain;
         %s
     }
 }
 """ % (user, self.dir, self.dir, self.access_log, self.dir, self.dir, self.dir, self.dir,
-       self.dir, self.port, locations))
+       self.dir, self.port, ssl, locations))
         self.out = open(os.path.join(self.dir, "nginx.out"), "wb")
         self.proc = subprocess.Popen([NGINX, "-p", self.dir, "-c", conf, "-g", "daemon off;"],
                                      stdout=self.out, stderr=subprocess.STDOUT)

@@ -181,6 +181,11 @@ void UpstreamConnection::onPoll(uv_poll_t* handle, int status, int events) {
 
 void UpstreamConnection::close() {
   if (state_ == State::kClosing) return;
+  // A TLS connection ends with close_notify: polite, and OpenSSL keeps the session
+  // resumable only when it was shut down (a freed SSL without one invalidates it).
+  if (tls_ != nullptr && (state_ == State::kIdle || state_ == State::kInUse)) {
+    tls_->shutdownWrite();
+  }
   state_ = State::kClosing;
   user_ = nullptr;
   loop_.disarmTimeout(*this);

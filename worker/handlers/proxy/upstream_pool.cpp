@@ -174,8 +174,9 @@ void UpstreamPool::release(UpstreamConnection& c, bool reusable) {
   const auto index = static_cast<size_t>(c.serverIndex());
   if (active_[index] > 0) --active_[index];
   c.countServed();
-  if (spec_->tls && c.requestsServed() == 1 && reusable) {
-    // The first request proved the handshake good: keep its session to resume with.
+  if (spec_->tls && c.requestsServed() == 1 && c.state() == UpstreamConnection::State::kInUse) {
+    // A completed handshake: keep its session to resume the next connection with (a TLS 1.3
+    // ticket arrives after the handshake, so it is taken once a request went through).
     if (SSL_SESSION* session = c.takeTlsSession()) {
       if (slots_[index].tls_session != nullptr) SSL_SESSION_free(slots_[index].tls_session);
       slots_[index].tls_session = session;
