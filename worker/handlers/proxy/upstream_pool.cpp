@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "common/log.h"
@@ -154,7 +155,7 @@ UpstreamConnection* UpstreamPool::connect(int server, UpstreamConnectionUser& us
     if (c->serverIndex() != server) continue;
     unlinkIdle(*c);
     c->lend(&user);
-    ++active_[index];
+    slots_[index].counters.active.set(++active_[index]);
     reused = true;
     loop_.counters().upstream_reuses.add();
     return c;
@@ -166,13 +167,13 @@ UpstreamConnection* UpstreamPool::connect(int server, UpstreamConnectionUser& us
   if (c == nullptr) return nullptr;
   loop_.counters().upstream_connects.add();
   c->lend(&user);
-  ++active_[index];
+  slots_[index].counters.active.set(++active_[index]);
   return c;
 }
 
 void UpstreamPool::release(UpstreamConnection& c, bool reusable) {
   const auto index = static_cast<size_t>(c.serverIndex());
-  if (active_[index] > 0) --active_[index];
+  if (active_[index] > 0) slots_[index].counters.active.set(--active_[index]);
   c.countServed();
   if (spec_->tls && c.requestsServed() == 1 && c.state() == UpstreamConnection::State::kInUse) {
     // A completed handshake: keep its session to resume the next connection with (a TLS 1.3
@@ -206,22 +207,25 @@ void UpstreamPool::onIdleClosed(UpstreamConnection& c) noexcept {
 
 void UpstreamPool::recordResponse(int server, uint16_t status, uint64_t us) {
   ServerSlot& s = slots_[static_cast<size_t>(server)];
-  ++s.counters.requests;
-  if (status >= 500) ++s.counters.responses_5xx;
-  s.counters.latency_sum_us += us;
-  ++s.counters.latency[common::metrics::latencyBucket(us)];
+  s.counters.requests.add();
+  if (status >= 500) s.counters.responses_5xx.add();
+  s.counters.latency_sum_us.add(us);
+  s.counters.latency[common::metrics::latencyBucket(us)].add();
   if (s.health.onSuccess(policy())) {
     LOG_NOTICE("upstream %s: server %s is up again", spec_->name.c_str(),
                spec_->servers[static_cast<size_t>(server)].text.c_str());
+    publishHealth(static_cast<size_t>(server));
   }
 }
 
 void UpstreamPool::recordFailure(int server, bool connect_failure, const char* why) {
   ServerSlot& s = slots_[static_cast<size_t>(server)];
-  ++s.counters.failures;
-  if (connect_failure) ++s.counters.connect_failures;
+  s.counters.failures.add();
+  if (connect_failure) s.counters.connect_failures.add();
   loop_.counters().upstream_errors.add();
-  if (s.health.onFailure(policy(), nowMs())) {
+  bool went_down = s.health.onFailure(policy(), nowMs());
+  publishHealth(static_cast<size_t>(server));
+  if (went_down) {
     LOG_WARN("upstream %s: server %s is down (%u failures within %llu ms; last: %s)",
              spec_->name.c_str(), spec_->servers[static_cast<size_t>(server)].text.c_str(),
              s.health.failures(), static_cast<unsigned long long>(spec_->fail_timeout_ms), why);
@@ -230,7 +234,9 @@ void UpstreamPool::recordFailure(int server, bool connect_failure, const char* w
 
 void UpstreamPool::recordProbe(int server, bool passed, const char* why) {
   ServerSlot& s = slots_[static_cast<size_t>(server)];
-  if (!s.health.onProbe(policy(), passed, nowMs())) return;
+  bool changed = s.health.onProbe(policy(), passed, nowMs());
+  publishHealth(static_cast<size_t>(server));
+  if (!changed) return;
   const char* name = spec_->servers[static_cast<size_t>(server)].text.c_str();
   if (passed) {
     LOG_NOTICE("upstream %s: server %s is up again (health check passed)", spec_->name.c_str(),
@@ -238,6 +244,20 @@ void UpstreamPool::recordProbe(int server, bool passed, const char* why) {
   } else {
     LOG_WARN("upstream %s: server %s is down (health check: %s)", spec_->name.c_str(), name, why);
   }
+}
+
+void UpstreamPool::publishHealth(size_t server) {
+  ServerSlot& s = slots_[server];
+  bool down = s.health.state() == ServerHealth::State::kDown;
+  if (down && !s.counters.down.load(std::memory_order_relaxed)) {
+    // For reports: when, on the wall clock (the health itself runs on the monotonic one).
+    s.counters.down_since_unix_ms.store(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count(),
+                                        std::memory_order_relaxed);
+  }
+  s.counters.down.store(down, std::memory_order_relaxed);
+  s.counters.health_failures.store(s.health.failures(), std::memory_order_relaxed);
 }
 
 void UpstreamPool::pushIdle(UpstreamConnection& c) {
@@ -250,7 +270,8 @@ void UpstreamPool::pushIdle(UpstreamConnection& c) {
   }
   idle_head_ = &c;
   ++idle_count_;
-  ++slots_[static_cast<size_t>(c.serverIndex())].idle;
+  ServerSlot& slot = slots_[static_cast<size_t>(c.serverIndex())];
+  slot.counters.idle.set(++slot.idle);
 }
 
 void UpstreamPool::unlinkIdle(UpstreamConnection& c) {
@@ -266,7 +287,8 @@ void UpstreamPool::unlinkIdle(UpstreamConnection& c) {
   }
   c.idle_next = c.idle_prev = nullptr;
   --idle_count_;
-  --slots_[static_cast<size_t>(c.serverIndex())].idle;
+  ServerSlot& slot = slots_[static_cast<size_t>(c.serverIndex())];
+  slot.counters.idle.set(--slot.idle);
 }
 
 void UpstreamPool::closeIdle() {

@@ -15,11 +15,13 @@
 #include <openssl/ssl.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "common/metrics/latency_buckets.h"
+#include "common/metrics/relaxed_counter.h"
 #include "worker/handlers/proxy/balancer.h"
 #include "worker/handlers/proxy/server_health.h"
 #include "worker/handlers/proxy/upstream_connection.h"
@@ -34,14 +36,22 @@ namespace scalws::worker::proxy {
 
 class HealthProbe;
 
-// One server's figures in one loop, since the loop started.
+// One server's figures in one loop since the loop started, written by the loop only and
+// readable from any thread (upstream_stats.h collects them for reports and metrics).
 struct ServerCounters {
-  uint64_t requests = 0;  // answered (a complete head reached the client)
-  uint64_t responses_5xx = 0;
-  uint64_t connect_failures = 0;  // refused, unreachable, timed out, TLS handshake failed
-  uint64_t failures = 0;          // every failure counted against its health
-  uint64_t latency_sum_us = 0;    // request sent → response complete
-  std::array<uint64_t, common::metrics::kLatencyBuckets> latency{};
+  using RelaxedCounter = common::metrics::RelaxedCounter;
+  RelaxedCounter requests;  // answered (a complete head reached the client)
+  RelaxedCounter responses_5xx;
+  RelaxedCounter connect_failures;  // refused, unreachable, timed out, TLS handshake failed
+  RelaxedCounter failures;          // every failure counted against its health
+  RelaxedCounter latency_sum_us;    // request sent → response complete
+  std::array<RelaxedCounter, common::metrics::kLatencyBuckets> latency;
+  // The loop's view published: gauges and the health state.
+  RelaxedCounter active;  // requests in flight
+  RelaxedCounter idle;    // kept idle connections
+  std::atomic<bool> down{false};
+  std::atomic<int64_t> down_since_unix_ms{0};
+  std::atomic<uint32_t> health_failures{0};
 };
 
 struct ServerSlot {
@@ -99,6 +109,8 @@ class UpstreamPool final : public UpstreamConnectionOwner {
 
  private:
   bool hashKeyOf(const Request& request, uint64_t& hash) const;
+  // Copies the server's health into its counters for readers on other threads.
+  void publishHealth(size_t server);
   void pushIdle(UpstreamConnection& c);
   void unlinkIdle(UpstreamConnection& c);
   void closeIdle();

@@ -33,7 +33,8 @@ class UpstreamPools final : public LoopLocal {
   ProxyExchange& takeExchange();
   void recycle(ProxyExchange& exchange);
 
-  // Every pool, retired ones included, for reports.
+  // Every pool, retired ones included, for reports (upstream_stats.h; other threads read it
+  // under upstreamStatsMutex(), which guards additions).
   const std::vector<std::unique_ptr<UpstreamPool>>& pools() const { return pools_; }
 
   void onLoopStopping() noexcept override;

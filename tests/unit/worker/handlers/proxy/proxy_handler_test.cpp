@@ -9,6 +9,7 @@
 #include "tests/unit/worker/handlers/proxy/proxy_test_kit.h"
 #include "worker/handlers/proxy/proxy_exchange.h"
 #include "worker/handlers/proxy/upstream_pools.h"
+#include "worker/handlers/proxy/upstream_stats.h"
 
 namespace scalws::worker::proxy {
 namespace {
@@ -88,6 +89,42 @@ TEST_F(ProxyHandlerTest, ReusesKeptConnections) {
   }
   EXPECT_EQ(up.connectionsAccepted(), 1);
   EXPECT_EQ(loop_->counters().upstream_reuses.value(), 2u);
+}
+
+TEST_F(ProxyHandlerTest, StatsCountPerServer) {
+  FakeUpstream up;
+  FakeUpstream gone;
+  std::string gone_address = gone.address();
+  gone.stopListening();
+  startLoop(proxySnapshot(servers({up.address(), gone_address}, "max_fails = 1\n")));
+  for (int i = 0; i < 3; ++i) {
+    TestRequest r(loop_.get());
+    RecordingWriter w;
+    auto got = forward(up, r, w);
+    ASSERT_TRUE(got.has_value());
+    up.respond(got->connection, i == 0 ? "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n" : kOk);
+    ASSERT_TRUE(runUntil([&] { return w.done(); }));
+  }
+  std::vector<UpstreamStats> stats = collectUpstreamStats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].name, "app");
+  ASSERT_EQ(stats[0].servers.size(), 2u);
+  const UpstreamServerStats& live = stats[0].servers[0];
+  EXPECT_EQ(live.address, up.address());
+  EXPECT_EQ(live.loops, 1u);
+  EXPECT_EQ(live.loops_down, 0u);
+  EXPECT_EQ(live.requests, 3u);
+  EXPECT_EQ(live.responses_5xx, 1u);
+  EXPECT_EQ(live.active, 0u);
+  EXPECT_EQ(live.idle, 1u);
+  uint64_t counted = 0;
+  for (uint64_t n : live.latency) counted += n;
+  EXPECT_EQ(counted, 3u);
+  const UpstreamServerStats& dead = stats[0].servers[1];
+  EXPECT_EQ(dead.loops_down, 1u);  // one refused connect marks it down (max_fails = 1)
+  EXPECT_EQ(dead.connect_failures, 1u);
+  EXPECT_GT(dead.down_since_unix_ms, 0);
+  EXPECT_EQ(dead.requests, 0u);
 }
 
 TEST_F(ProxyHandlerTest, ConnectionCloseIsNotReused) {
