@@ -132,6 +132,7 @@ void FakeUpstream::run() {
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       if (n <= 0) {
         ::close(it->second.fd);
+        final_buffers_[it->first] = it->second.buffer;
         conns_.erase(it);
         ++closed_by_peer_;
         continue;
@@ -211,6 +212,19 @@ void FakeUpstream::stopListening() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
   listen_fd_ = -1;
   (void)!::write(wake_[1], "x", 1);
+}
+
+std::string FakeUpstream::unparsed(int connection) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = conns_.find(connection);
+  if (it != conns_.end()) return it->second.buffer;
+  auto done = final_buffers_.find(connection);
+  return done != final_buffers_.end() ? done->second : std::string();
+}
+
+bool FakeUpstream::peerClosed(int connection) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return final_buffers_.count(connection) > 0;
 }
 
 int FakeUpstream::connectionsAccepted() const {

@@ -52,6 +52,11 @@ class FakeUpstream {
   // Closes the listener: new connects are refused.
   void stopListening();
   int connectionsAccepted() const;
+  // Bytes received on `connection` after its last complete request (a tunnel's bytes, or
+  // the start of a request still arriving).
+  std::string unparsed(int connection) const;
+  // True once the peer closed (or shut the sending half of) `connection`.
+  bool peerClosed(int connection) const;
   // Connections the peer closed.
   int connectionsClosedByPeer() const;
 
@@ -71,6 +76,7 @@ class FakeUpstream {
   std::condition_variable arrived_;
   std::deque<Received> requests_;
   std::map<int, Conn> conns_;
+  std::map<int, std::string> final_buffers_;  // what closed connections left unparsed
   int accepted_ = 0;
   int closed_by_peer_ = 0;
   bool stop_ = false;

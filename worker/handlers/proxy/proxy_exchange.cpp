@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "worker/handlers/proxy/response_head.h"
+#include "worker/handlers/proxy/tunnel.h"
 #include "worker/handlers/proxy/upstream_pools.h"
 #include "worker/http/error_response.h"
 #include "worker/loop/worker_loop.h"
@@ -76,6 +77,16 @@ void ProxyExchange::start(Request& request, ResponseWriter& writer, UpstreamPool
   bytes_received_ = 0;
   head_options_ = RequestHeadOptions{};
   head_options_.framing = requestFramingOf(request, head_options_.content_length);
+  tunnel_ = route.websocket && equalsIgnoreCase(request.upgrade, "websocket");
+  if (tunnel_) {
+    // RFC 6455 §4.1 (and RFC 8441 §5 for HTTP/2): the upstream gets an HTTP/1.1 upgrade
+    // without a body; what the client sends is for the tunnel.
+    head_options_.framing = RequestFraming::kNone;
+    head_options_.upgrade = true;
+    if (request.header("sec-websocket-key").empty()) {
+      head_options_.websocket_key = makeWebSocketKey(websocket_key_);
+    }
+  }
   head_.clear();
   head_pos_ = 0;
   body_.clear();
@@ -195,7 +206,7 @@ bool ProxyExchange::flushSend() {
     body_.erase(0, body_pos_);
     body_pos_ = 0;
   }
-  if (body_state_ == Body::kStreaming && !body_abandoned_ &&
+  if (body_state_ == Body::kStreaming && !body_abandoned_ && !tunnel_ &&
       body_.size() - body_pos_ < kSendHighWater) {
     pauseBody(false);
   }
@@ -211,7 +222,7 @@ void ProxyExchange::onBodyData(std::string_view data) noexcept {
   } else {
     body_.append(data);
   }
-  if (body_.size() - body_pos_ > kSendHighWater) pauseBody(true);
+  if (tunnel_ || body_.size() - body_pos_ > kSendHighWater) pauseBody(true);
   if (state_ == State::kExchanging) flushSend();
 }
 
@@ -295,7 +306,11 @@ bool ProxyExchange::processRead() {
       upstreamFailed(Failure::kBadAnswer, r.error);
       return false;
     case ResponseParser::Outcome::kUpgrade:
-      upstreamFailed(Failure::kBadAnswer, "101 Switching Protocols to a request without Upgrade");
+      if (!tunnel_ || !head_ready_) {
+        upstreamFailed(Failure::kBadAnswer, "101 Switching Protocols to a request without Upgrade");
+        return false;
+      }
+      startTunnel(r.consumed);
       return false;
     case ResponseParser::Outcome::kComplete: {
       bool leftover = r.consumed < read_len_;
@@ -331,13 +346,36 @@ bool ProxyExchange::processRead() {
 }
 
 void ProxyExchange::onResponseHead(const UpstreamResponseHead& head) {
+  bool upgrade = head.status == 101 && tunnel_;
   // Interim answers (100 Continue, 103 Early Hints) are not passed on: the client's 100
   // was sent before its body was read, and the writer has no way to send others.
-  if (head.status < 200) return;
+  if (head.status < 200 && !upgrade) return;
   head_info_ = head;
   upstream_keep_alive_ = head.keep_alive;
-  filterResponseHeaders(head, *route_, false, out_headers_);
+  filterResponseHeaders(head, *route_, upgrade, out_headers_);
+  if (upgrade && request_->version == HttpVersion::kHttp2) {
+    // RFC 8441 §5: the HTTP/2 client sent no key, so the upstream's answer to ours is not
+    // its business.
+    std::erase_if(out_headers_, [](const HeaderField& h) {
+      return equalsIgnoreCase(h.name, "sec-websocket-accept");
+    });
+  }
   head_ready_ = true;
+}
+
+bool ProxyExchange::startTunnel(size_t consumed) {
+  if (!deliver(false)) return false;  // the 101 (a 200 on HTTP/2) goes to the client
+  pool_->recordResponse(server_, 101, (uv_hrtime() - sent_ns_) / 1000);
+  pools_.loop().disarmTimeout(*this);
+  UpstreamConnection* c = conn_;
+  conn_ = nullptr;
+  std::string_view from_upstream(read_buf_.get() + consumed, read_len_ - consumed);
+  std::string_view to_upstream(body_.data() + body_pos_, body_.size() - body_pos_);
+  // The tunnel copies both before it returns; this exchange is free afterwards.
+  pools_.takeTunnel().start(*pool_, *c, *request_, *writer_, from_upstream, to_upstream,
+                            route_->read_timeout_ms);
+  teardown();
+  return false;
 }
 
 void ProxyExchange::onResponseBody(std::string_view data) {

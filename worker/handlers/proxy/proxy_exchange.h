@@ -108,7 +108,11 @@ class ProxyExchange final : public InFlight,
   void pauseBody(bool paused);
   void updateWatch();
   void updateTimer();
-  bool sendPending() const { return head_pos_ < head_.size() || body_pos_ < body_.size(); }
+  // A tunnel's client bytes wait for the upstream's 101 (then the Tunnel takes them).
+  bool sendPending() const {
+    return head_pos_ < head_.size() || (!tunnel_ && body_pos_ < body_.size());
+  }
+  bool startTunnel(size_t consumed);
   bool requestSent() const { return body_state_ != Body::kStreaming && !sendPending(); }
   void teardown();
   void cleanupAfterAbort();
@@ -133,6 +137,8 @@ class ProxyExchange final : public InFlight,
 
   // The request going upstream.
   RequestHeadOptions head_options_;
+  bool tunnel_ = false;          // a WebSocket upgrade the route lets through
+  char websocket_key_[25] = {};  // base64 of 16 bytes and its NUL
   std::string head_;
   size_t head_pos_ = 0;
   std::string body_;  // framed body bytes; all of them while replayable_

@@ -2,6 +2,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <uv.h>
 
 #include <array>
 #include <cstring>
@@ -174,9 +177,22 @@ RequestFraming requestFramingOf(const Request& request, uint64_t& content_length
   return RequestFraming::kChunked;
 }
 
+std::string_view makeWebSocketKey(char (&out)[25]) {
+  unsigned char raw[16];
+  if (RAND_bytes(raw, sizeof(raw)) != 1) {
+    // Not a secret (it only proves the server speaks WebSocket): a clock will do.
+    uint64_t t = uv_hrtime();
+    for (size_t i = 0; i < sizeof(raw); ++i) raw[i] = static_cast<unsigned char>(t >> (i % 8 * 8));
+  }
+  EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out), raw, sizeof(raw));  // 24 chars, NUL
+  return std::string_view(out, 24);
+}
+
 void appendRequestHead(std::string& out, const Request& request, const ProxyRoute& route,
                        const ServerSpec& server, const RequestHeadOptions& options) {
-  out.append(request.method_name);
+  // RFC 8441 §5: an extended CONNECT becomes the HTTP/1.1 GET of a WebSocket handshake.
+  out.append(options.upgrade && request.method == Method::kConnect ? std::string_view("GET")
+                                                                   : request.method_name);
   out.push_back(' ');
   appendTarget(out, request, route);
   out.append(" HTTP/1.1\r\n");
@@ -236,10 +252,9 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
       break;
   }
   if (options.upgrade) {
-    appendField(out, "Upgrade",
-                request.header("upgrade").empty() ? std::string_view("websocket")
-                                                  : request.header("upgrade"));
-    out.append("Connection: upgrade\r\n");
+    out.append("Upgrade: websocket\r\nConnection: upgrade\r\n");
+    if (!options.websocket_key.empty())
+      appendField(out, "Sec-WebSocket-Key", options.websocket_key);
   } else if (options.close) {
     out.append("Connection: close\r\n");
   }

@@ -27,9 +27,16 @@ enum class RequestFraming { kNone, kContentLength, kChunked };
 struct RequestHeadOptions {
   RequestFraming framing = RequestFraming::kNone;
   uint64_t content_length = 0;  // kContentLength
-  bool upgrade = false;         // a WebSocket handshake: Connection/Upgrade are kept
-  bool close = false;           // ask the upstream to close after this response
+  // A WebSocket handshake: `Upgrade: websocket` and `Connection: upgrade` are sent, the
+  // method is GET even for HTTP/2's extended CONNECT (RFC 8441 §5), and `websocket_key`
+  // goes as Sec-WebSocket-Key when the client sent none (an HTTP/2 client never does).
+  bool upgrade = false;
+  std::string_view websocket_key;
+  bool close = false;  // ask the upstream to close after this response
 };
+
+// A fresh Sec-WebSocket-Key (RFC 6455 §4.1: 16 random bytes, base64) written into `out`.
+std::string_view makeWebSocketKey(char (&out)[25]);
 
 // How the body of `request` goes upstream.
 RequestFraming requestFramingOf(const Request& request, uint64_t& content_length);

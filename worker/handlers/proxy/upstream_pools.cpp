@@ -1,6 +1,7 @@
 #include "worker/handlers/proxy/upstream_pools.h"
 
 #include "worker/handlers/proxy/proxy_exchange.h"
+#include "worker/handlers/proxy/tunnel.h"
 #include "worker/handlers/proxy/upstream_stats.h"
 #include "worker/loop/worker_loop.h"
 
@@ -44,6 +45,20 @@ ProxyExchange& UpstreamPools::takeExchange() {
 
 void UpstreamPools::recycle(ProxyExchange& exchange) {
   free_.push_back(&exchange);
+}
+
+Tunnel& UpstreamPools::takeTunnel() {
+  if (free_tunnels_.empty()) {
+    tunnels_.push_back(std::make_unique<Tunnel>(*this));
+    return *tunnels_.back();
+  }
+  Tunnel* t = free_tunnels_.back();
+  free_tunnels_.pop_back();
+  return *t;
+}
+
+void UpstreamPools::recycleTunnel(Tunnel& tunnel) {
+  free_tunnels_.push_back(&tunnel);
 }
 
 void UpstreamPools::onLoopStopping() noexcept {

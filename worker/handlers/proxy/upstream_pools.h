@@ -1,6 +1,6 @@
 // The proxy's state in one WorkerLoop: an UpstreamPool per [upstream] this loop has sent
-// requests to, and the recycled per-request ProxyExchange objects (no allocation per
-// request in steady state).
+// requests to, and the recycled per-request ProxyExchange (and Tunnel) objects (no
+// allocation per request in steady state).
 //
 // A LoopLocal of its WorkerLoop (`loop.local<UpstreamPools>()`); loop thread only.
 #pragma once
@@ -18,6 +18,7 @@ class WorkerLoop;
 namespace scalws::worker::proxy {
 
 class ProxyExchange;
+class Tunnel;
 
 class UpstreamPools final : public LoopLocal {
  public:
@@ -32,6 +33,9 @@ class UpstreamPools final : public LoopLocal {
   UpstreamPool& poolFor(const std::shared_ptr<const UpstreamSpec>& spec);
   ProxyExchange& takeExchange();
   void recycle(ProxyExchange& exchange);
+  // The same for the tunnels upgraded requests become.
+  Tunnel& takeTunnel();
+  void recycleTunnel(Tunnel& tunnel);
 
   // Every pool, retired ones included, for reports (upstream_stats.h; other threads read it
   // under upstreamStatsMutex(), which guards additions).
@@ -44,6 +48,8 @@ class UpstreamPools final : public LoopLocal {
   std::vector<std::unique_ptr<UpstreamPool>> pools_;
   std::vector<std::unique_ptr<ProxyExchange>> exchanges_;
   std::vector<ProxyExchange*> free_;
+  std::vector<std::unique_ptr<Tunnel>> tunnels_;
+  std::vector<Tunnel*> free_tunnels_;
 };
 
 }  // namespace scalws::worker::proxy
