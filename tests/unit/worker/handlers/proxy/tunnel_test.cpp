@@ -64,6 +64,8 @@ TEST_F(TunnelTest, Http1UpgradeCarriesBytesBothWays) {
   ASSERT_TRUE(runUntil([&] { return up_.peerClosed(got->connection); }));
   EXPECT_EQ(w.finished, 0);
   up_.closeConnection(got->connection);
+  ASSERT_TRUE(runUntil([&] { return w.done(); }));
+  EXPECT_EQ(w.finished, 1);
 }
 
 TEST_F(TunnelTest, UpstreamEndFinishesTheClientSide) {
