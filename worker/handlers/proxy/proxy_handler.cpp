@@ -2,6 +2,7 @@
 
 #include "worker/handlers/proxy/proxy_exchange.h"
 #include "worker/handlers/proxy/upstream_pools.h"
+#include "worker/http/error_response.h"
 #include "worker/loop/worker_loop.h"
 
 namespace scalws::worker::proxy {
@@ -21,6 +22,14 @@ ProxyHandler::ProxyHandler(const common::config::ProxyAction& action,
 }
 
 void ProxyHandler::handle(Request& request, ResponseWriter& writer) noexcept {
+  if (request.method == Method::kConnect &&
+      !(route_.websocket && equalsIgnoreCase(request.upgrade, "websocket"))) {
+    // A CONNECT that does not open a WebSocket would ask for a raw TCP tunnel to wherever
+    // it names: not something a reverse proxy offers.
+    const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
+    sendError(request, writer, 405, allow);
+    return;
+  }
   UpstreamPools& pools = request.loop->local<UpstreamPools>();
   UpstreamPool& pool = pools.poolFor(route_.upstream);
   pools.takeExchange().start(request, writer, pool, route_);
