@@ -234,3 +234,34 @@ def test_sandboxed_worker_connects_only_to_its_upstreams(server, nginx, echo):
         assert landlock["tcp_connect_ports"] == sorted([nginx.port, echo.port])
     status, _, _ = fetch(server, "http1", "/echo")
     assert status == 200
+
+
+@pytest.mark.parametrize("fmt", ["json", "combined"])
+def test_access_log_names_the_upstream_and_its_time(echo, fmt):
+    site = """
+[server]
+workers = 1
+access_log = "$dir/access.log"
+access_log_format = "%s"
+[[listen]]
+address = "127.0.0.1:$port"
+[[route]]
+proxy = { upstream = "echo" }
+[upstream.echo]
+servers = ["127.0.0.1:%d"]
+""" % (fmt, echo.port)
+    with Scalwsd(site) as s:
+        code, out, err = curl("http://127.0.0.1:%d/logged" % s.port)
+        assert code == 0 and out.startswith(b"GET /logged")
+        s.stop()
+        with open(os.path.join(s.dir, "access.log")) as f:
+            line = f.read().strip().splitlines()[-1]
+    if fmt == "json":
+        entry = json.loads(line)
+        assert entry["upstream"] == "127.0.0.1:%d" % echo.port
+        assert isinstance(entry["upstream_time_us"], int) and entry["upstream_time_us"] >= 0
+        assert entry["action"] == "proxy"
+    else:
+        assert line.endswith('"') is False
+        assert " upstream=127.0.0.1:%d upstream_time=" % echo.port in line
+        assert line.split("upstream_time=")[1].count(".") == 1

@@ -125,6 +125,7 @@ void ProxyExchange::attempt() {
   server_ = server;
   tried_ |= uint64_t{1} << server;
   ++attempts_;
+  sent_ns_ = uv_hrtime();  // the upstream's time counts from here, connect included
   const UpstreamSpec& spec = pool_->spec();
   head_.clear();
   head_pos_ = 0;
@@ -162,7 +163,6 @@ void ProxyExchange::becomeActive() {
   read_len_ = 0;
   bytes_received_ = 0;
   bytes_sent_ = 0;
-  sent_ns_ = uv_hrtime();
   if (!read_buf_) {
     read_buf_ = pools_.loop().buffers().take();
     read_cap_ = BufferPool::kBlockSize;
@@ -365,7 +365,8 @@ void ProxyExchange::onResponseHead(const UpstreamResponseHead& head) {
 
 bool ProxyExchange::startTunnel(size_t consumed) {
   if (!deliver(false)) return false;  // the 101 (a 200 on HTTP/2) goes to the client
-  pool_->recordResponse(server_, 101, (uv_hrtime() - sent_ns_) / 1000);
+  noteUpstream();
+  pool_->recordResponse(server_, 101, request_->upstream_us);
   pools_.loop().disarmTimeout(*this);
   UpstreamConnection* c = conn_;
   conn_ = nullptr;
@@ -415,8 +416,8 @@ bool ProxyExchange::deliver(bool complete) {
 }
 
 void ProxyExchange::complete(bool leftover) {
-  uint64_t us = (uv_hrtime() - sent_ns_) / 1000;
-  pool_->recordResponse(server_, head_info_.status, us);
+  noteUpstream();
+  pool_->recordResponse(server_, head_info_.status, request_->upstream_us);
   // Reusable only when nothing is half-done on it: the whole request went, the answer
   // ended where its framing said and the upstream did not ask to close.
   bool reusable = upstream_keep_alive_ && !leftover && requestSent() && !body_abandoned_;
@@ -491,9 +492,16 @@ void ProxyExchange::releaseConnection(bool reusable) {
   pool_->release(*c, reusable);
 }
 
+void ProxyExchange::noteUpstream() {
+  if (server_ < 0) return;
+  request_->upstream_address = pool_->spec().servers[static_cast<size_t>(server_)].text;
+  request_->upstream_us = (uv_hrtime() - sent_ns_) / 1000;
+}
+
 void ProxyExchange::fail(uint16_t status, const char* why) {
   LOG_DEBUG("proxy request %llx: %u %s", static_cast<unsigned long long>(request_->id), status,
             why);
+  noteUpstream();
   releaseConnection(false);
   Request* request = request_;
   ResponseWriter* w = writer_;

@@ -104,6 +104,8 @@ class ProxyExchange final : public InFlight,
   void complete(bool leftover);
   void upstreamFailed(Failure failure, const char* why);
   void fail(uint16_t status, const char* why);
+  // The server and its time, for the access log (Request::upstream_address).
+  void noteUpstream();
   void releaseConnection(bool reusable);
   void pauseBody(bool paused);
   void updateWatch();
