@@ -2,6 +2,7 @@
 counted at real upstream processes: each balancing mode's distribution, passive failover
 and recovery, backups, active health checks, retries only where a request may be sent
 twice, kept connections and their request limit, and 503 when every server is down."""
+import json
 import socket
 import threading
 import time
@@ -19,6 +20,9 @@ def site(upstream, route_extra=""):
 workers = 1
 [[listen]]
 address = "127.0.0.1:$port"
+[[route]]
+match = { exact = "/_status" }
+status = {}
 [[route]]
 proxy = { upstream = "app"%s }
 [upstream.app]
@@ -161,6 +165,11 @@ def test_failover_and_recovery():
         # Every request is answered: the failed connect moves on to a.
         assert who(s.port, 6) == Counter({"a": 6})
         wait_until(lambda: "server 127.0.0.1:%d is down" % b_port in s.read_log(), what="down")
+        servers = json.loads(get(s.port, "/_status").body)["upstreams"][0]["servers"]
+        assert [x["address"] for x in servers] == [a.address, "127.0.0.1:%d" % b_port]
+        assert servers[0]["loops_down"] == 0 and servers[0]["requests"] >= 8
+        assert servers[1]["loops_down"] == 1 and servers[1]["requests"] == 2, servers[1]
+        assert servers[1]["down_since_ms"] > 0
         b2 = RawUpstream(b.script, port=b_port)
         # After fail_timeout one trial request goes to b; it succeeds and b is back.
         time.sleep(1.1)

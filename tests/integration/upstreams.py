@@ -273,6 +273,12 @@ class RawUpstream:
     def stop(self):
         self.stopped = True
         try:
+            # A socket closed while another thread sits in accept() stays open (and
+            # listening) until that accept returns: shutdown() wakes it first.
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
             self.listener.close()
         except OSError:
             pass

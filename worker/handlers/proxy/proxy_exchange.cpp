@@ -236,7 +236,7 @@ void ProxyExchange::onBodyEnd() noexcept {
 
 void ProxyExchange::onUpstreamEvent(int status, int events) noexcept {
   if (status < 0) {
-    upstreamFailed(Failure::kBroken, "poll failed");
+    upstreamFailed(Failure::kBroken, uv_strerror(status));
     return;
   }
   if ((events & UV_WRITABLE) != 0 && sendPending() && !flushSend()) return;

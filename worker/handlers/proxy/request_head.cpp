@@ -48,8 +48,9 @@ void appendField(std::string& out, std::string_view name, std::string_view value
 }
 
 // Every value of the field `name`, joined with ", " (RFC 9110 §5.3), then `own`.
-void appendListField(std::string& out, const Request& request, std::string_view name,
-                     std::string_view own) {
+// Starts the field `name` with every value the client sent for it, joined with ", " (RFC
+// 9110 §5.3), ready for ours to be appended; the caller ends the line.
+void beginListField(std::string& out, const Request& request, std::string_view name) {
   out.append(name);
   out.append(": ");
   for (const HeaderField& h : request.headers) {
@@ -58,6 +59,11 @@ void appendListField(std::string& out, const Request& request, std::string_view 
       out.append(", ");
     }
   }
+}
+
+void appendListField(std::string& out, const Request& request, std::string_view name,
+                     std::string_view own) {
+  beginListField(out, request, name);
   out.append(own);
   out.append("\r\n");
 }
@@ -223,14 +229,14 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
   appendListField(out, request, "X-Forwarded-For", client.empty() ? "unknown" : client);
   appendField(out, "X-Forwarded-Proto", tls ? "https" : "http");
   if (!client_host.empty()) appendField(out, "X-Forwarded-Host", client_host);
-  std::string forwarded;
-  appendForwardedFor(forwarded, client);
+  // Written in place: a request in steady state allocates nothing here.
+  beginListField(out, request, "Forwarded");
+  appendForwardedFor(out, client);
   if (!client_host.empty()) {
-    forwarded.append(";host=");
-    appendQuotedIfNeeded(forwarded, client_host);
+    out.append(";host=");
+    appendQuotedIfNeeded(out, client_host);
   }
-  forwarded.append(tls ? ";proto=https" : ";proto=http");
-  appendListField(out, request, "Forwarded", forwarded);
+  out.append(tls ? ";proto=https\r\n" : ";proto=http\r\n");
   if (route.via) {
     appendListField(out, request, "Via",
                     request.version == HttpVersion::kHttp2    ? "2 scalws"

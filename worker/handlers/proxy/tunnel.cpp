@@ -116,7 +116,7 @@ bool Tunnel::flushUp() {
 
 void Tunnel::onUpstreamEvent(int status, int events) noexcept {
   if (status < 0) {
-    end(false, "poll failed");
+    end(false, uv_strerror(status));
     return;
   }
   if ((events & UV_WRITABLE) != 0 && up_pos_ < up_.size() && !flushUp()) return;
