@@ -18,6 +18,7 @@
 
 #include "common/config/cache_config.h"
 #include "common/config/config_types.h"
+#include "common/config/proxy_config.h"
 
 namespace scalws::common::config {
 
@@ -181,7 +182,8 @@ struct RoutePolicy {
 
 struct RouteConfig {
   MatchConfig match;
-  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction> action;
+  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction, ProxyAction>
+      action;
   RoutePolicy policy;
   SourceLocation where;
 };
@@ -191,8 +193,9 @@ struct SiteConfig {
   std::optional<ServerConfig> server;  // standalone only
   std::vector<ListenConfig> listens;
   std::vector<RouteConfig> routes;
-  std::vector<PhpPoolConfig> php_pools;  // in file order; names unique
-  std::vector<CacheConfig> caches;       // in file order; names unique
+  std::vector<PhpPoolConfig> php_pools;   // in file order; names unique
+  std::vector<UpstreamConfig> upstreams;  // in file order; names unique
+  std::vector<CacheConfig> caches;        // in file order; names unique
 };
 
 // The effective server settings: the [server] table, or defaults under the controller.
