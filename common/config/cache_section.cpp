@@ -203,6 +203,41 @@ void parseCache(const ConfigEntry& entry, ParseContext& ctx, SiteConfig& site) {
 
 }  // namespace
 
+void parseCachePurgeAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                           RouteConfig& route) {
+  if (!expectType(value, ConfigValue::Type::kTable, path, ctx)) return;
+  CachePurgeAction action;
+  action.where = value.where;
+  TableReader table(value, path, ctx);
+  if (table.require("cache") != nullptr && table.readString("cache", action.cache)) {
+    action.where = table.get("cache")->where;
+  }
+  table.finish();
+  route.action = std::move(action);
+}
+
+void checkCacheReferences(ParseContext& ctx, const SiteConfig& site) {
+  auto exists = [&site](const std::string& name) {
+    for (const CacheConfig& cache : site.caches) {
+      if (cache.name == name) return true;
+    }
+    return false;
+  };
+  for (const RouteConfig& route : site.routes) {
+    if (const auto* proxy = std::get_if<ProxyAction>(&route.action)) {
+      if (!proxy->cache.empty() && !exists(proxy->cache)) {
+        ctx.error(proxy->cache_where,
+                  "route.proxy.cache: no [cache." + proxy->cache + "] in this config");
+      }
+    } else if (const auto* purge = std::get_if<CachePurgeAction>(&route.action)) {
+      if (!purge->cache.empty() && !exists(purge->cache)) {
+        ctx.error(purge->where,
+                  "route.cache_purge.cache: no [cache." + purge->cache + "] in this config");
+      }
+    }
+  }
+}
+
 void parseCacheSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
   if (!expectType(value, ConfigValue::Type::kTable, "cache", ctx)) return;
   // TOML already refuses a table defined twice, so names are unique here.

@@ -102,6 +102,7 @@ Result<SiteConfig> loadSiteConfigString(std::string_view text, std::string_view 
   checkPhpPoolReferences(ctx, site);
   resolveUpstreamHosts(ctx, site);
   checkUpstreamReferences(ctx, site);
+  checkCacheReferences(ctx, site);
   if (table.get("listen") == nullptr) table.tableError("at least one [[listen]] is required");
 
   Status status = ctx.toStatus();

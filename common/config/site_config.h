@@ -182,7 +182,8 @@ struct RoutePolicy {
 
 struct RouteConfig {
   MatchConfig match;
-  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction, ProxyAction>
+  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction, ProxyAction,
+               CachePurgeAction>
       action;
   RoutePolicy policy;
   SourceLocation where;

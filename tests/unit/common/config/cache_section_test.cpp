@@ -154,5 +154,29 @@ TEST(CacheSection, RefusesBadNamesAndUnknownKeys) {
   EXPECT_EQ(snippetErrors("cache = 3\n"), "t.toml:1:9: cache: expected a table, found an integer");
 }
 
+TEST(CacheSection, ProxyRoutesAndPurgeRoutesNameACache) {
+  std::string upstream = "[upstream.app]\nservers = [\"127.0.0.1:9000\"]\n";
+  SiteConfig site = loadSnippet(upstream +
+                                "[[route]]\nmatch = { prefix = \"/\" }\n"
+                                "proxy = { upstream = \"app\", cache = \"pages\" }\n"
+                                "[[route]]\nmatch = { exact = \"/purge\" }\n"
+                                "cache_purge = { cache = \"pages\" }\n"
+                                "[cache.pages]\n");
+  ASSERT_EQ(site.routes.size(), 2u);
+  EXPECT_EQ(std::get<ProxyAction>(site.routes[0].action).cache, "pages");
+  EXPECT_EQ(std::get<CachePurgeAction>(site.routes[1].action).cache, "pages");
+  EXPECT_EQ(snippetErrors(upstream + "[[route]]\nmatch = { prefix = \"/\" }\n"
+                                     "proxy = { upstream = \"app\", cache = \"nope\" }\n"),
+            "t.toml:5:37: route.proxy.cache: no [cache.nope] in this config");
+  EXPECT_EQ(snippetErrors(upstream + "[[route]]\nmatch = { prefix = \"/\" }\n"
+                                     "proxy = { upstream = \"app\", cache = \"\" }\n"),
+            "t.toml:5:37: route.proxy.cache: must name a [cache.NAME] (leave it out for none)");
+  EXPECT_EQ(
+      snippetErrors("[[route]]\nmatch = { prefix = \"/\" }\ncache_purge = { cache = \"x\" }\n"),
+      "t.toml:3:25: route.cache_purge.cache: no [cache.x] in this config");
+  EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefix = \"/\" }\ncache_purge = {}\n"),
+            "t.toml:3:15: route.cache_purge: missing required key \"cache\"");
+}
+
 }  // namespace
 }  // namespace scalws::common::config
