@@ -112,6 +112,10 @@ void setEntryChecksum(char* meta, uint64_t checksum) {
   put<uint64_t>(meta, kOffChecksum, checksum);
 }
 
+void setEntryBodyLength(char* meta, uint64_t body_len) {
+  put<uint64_t>(meta, kOffBodyLen, body_len);
+}
+
 common::Result<EntryView> parseEntryMeta(std::string_view bytes) {
   if (bytes.size() < kEntryHeaderSize) return corrupt("shorter than its header");
   const char* in = bytes.data();

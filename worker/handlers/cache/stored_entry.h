@@ -69,6 +69,8 @@ void writeEntryMeta(const EntryInfo& info, std::string_view key, std::string_vie
 uint64_t entryChecksum(std::string_view meta, std::span<const std::string_view> body_parts);
 // Overwrites the checksum field of a written meta.
 void setEntryChecksum(char* meta, uint64_t checksum);
+// Overwrites the body length of a written meta (known once a streamed body ended).
+void setEntryBodyLength(char* meta, uint64_t body_len);
 
 // Parses the header..head of an entry: `bytes` holds at least that much (and maybe the
 // body, which is not looked at). Checks every section against kMax* and `bytes`.
