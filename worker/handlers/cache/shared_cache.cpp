@@ -1,14 +1,33 @@
 #include "worker/handlers/cache/shared_cache.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "common/log.h"
 
 namespace scalws::worker::cache {
+namespace {
+
+// This process's pid without a system call per request (glibc's getpid() makes one):
+// read once, and again in a child after a fork.
+std::atomic<pid_t> g_pid{0};
+
+pid_t currentPid() {
+  static const bool registered = [] {
+    g_pid = ::getpid();
+    pthread_atfork(nullptr, nullptr, [] { g_pid = ::getpid(); });
+    return true;
+  }();
+  (void)registered;
+  return g_pid.load(std::memory_order_relaxed);
+}
+
+}  // namespace
 
 common::Result<std::shared_ptr<SharedCache>> SharedCache::create(
     const common::config::CacheConfig& config) {
@@ -27,7 +46,7 @@ SharedCache::~SharedCache() {
   disk_.reset();
   // A store attached by this process goes with it; in a parent that never attached (or a
   // child that inherited the object after the parent attached) there is none of ours.
-  if (attached_pid_ != ::getpid()) (void)store_.release();
+  if (attached_pid_ != currentPid()) (void)store_.release();
 }
 
 common::Status SharedCache::prepareDisk(const std::string& user) {
@@ -50,7 +69,7 @@ common::Status SharedCache::prepareDisk(const std::string& user) {
 
 MemoryStore* SharedCache::store() {
   std::lock_guard<std::mutex> lock(mutex_);
-  pid_t pid = ::getpid();
+  pid_t pid = currentPid();
   if (store_ != nullptr) return attached_pid_ == pid ? store_.get() : nullptr;
   if (attach_failed_) return nullptr;
   common::Result<std::unique_ptr<MemoryStore>> s =
