@@ -81,7 +81,15 @@ def test_check_config_missing_file(tmp):
 def test_version_and_help_exit_0():
     code, out, err = run("--version")
     assert code == 0
-    assert re.search(r"scalwsd \d+\.\d+\.\d+", out), out
+    assert re.search(r"^scalwsd \d+\.\d+\.\d+$", out, re.M), out
+    # The commit it was built from and how: what tells two builds apart in a benchmark.
+    assert re.search(r"^commit ([0-9a-f]{12}(-dirty)?|unknown)$", out, re.M), out
+    head = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--short=12", "HEAD"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if head.returncode == 0:
+        assert f"commit {head.stdout.strip()}" in out, ("built from another commit?", out)
+    assert re.search(r"^built .*; PGO (off|generate|use); LTO (on|off); sanitizers \S+;", out,
+                     re.M), out
     code, out, err = run("--help")
     assert code == 0
     assert "--config" in out and "--check-config" in out
