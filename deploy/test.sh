@@ -37,6 +37,10 @@ clang_build() {
 }
 timed clang_build
 timed env DEB_BUILD_PROFILES=nopgo DEB_BUILD_OPTIONS="parallel=$jobs" ./deploy/build-deb.sh
+# CI runs in a fresh clone each time: its debootstrap cache lives outside the clone.
+if [ -n "${CI:-}" ]; then
+  export SCALWS_DEBOOTSTRAP_CACHE="${SCALWS_DEBOOTSTRAP_CACHE:-/var/tmp/scalws-ci-debootstrap}"
+fi
 timed ./deploy/test-deb.sh
 
 if [ -x bench/run.sh ]; then
