@@ -84,10 +84,15 @@ def test_version_and_help_exit_0():
     assert re.search(r"^scalwsd \d+\.\d+\.\d+$", out, re.M), out
     # The commit it was built from and how: what tells two builds apart in a benchmark.
     assert re.search(r"^commit ([0-9a-f]{12}(-dirty)?|unknown)$", out, re.M), out
-    head = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--short=12", "HEAD"],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    if head.returncode == 0:
-        assert f"commit {head.stdout.strip()}" in out, ("built from another commit?", out)
+    # A commit of this tree's history (HEAD, or an earlier one when commits came after the
+    # build): never a made-up or stale-elsewhere value.
+    commit = re.search(r"^commit ([0-9a-f]{12})", out, re.M)
+    inside = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--git-dir"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if commit and inside.returncode == 0:
+        ancestor = subprocess.run(["git", "-C", SOURCE_DIR, "merge-base", "--is-ancestor",
+                                   commit.group(1), "HEAD"], stderr=subprocess.DEVNULL)
+        assert ancestor.returncode == 0, ("not a commit of this tree's history", out)
     assert re.search(r"^built .*; PGO (off|generate|use); LTO (on|off); sanitizers \S+;", out,
                      re.M), out
     code, out, err = run("--help")
