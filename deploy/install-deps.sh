@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="
-  build-essential cmake pkg-config git ca-certificates
+  build-essential cmake pkg-config git ca-certificates ccache
   clang clang-format libclang-rt-14-dev
   libuv1-dev libssl-dev node-llhttp libnghttp2-dev libseccomp-dev
   libtomlplusplus-dev libsqlite3-dev nlohmann-json3-dev libsystemd-dev

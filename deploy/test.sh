@@ -14,6 +14,14 @@ cd "$(dirname "$0")/.."
 ./deploy/install-deps.sh
 jobs=$(nproc)
 
+# ccache for every build below (the main one, ASan, clang, the package's): a rerun on the
+# same machine, CI's included, recompiles only what changed. Paths relative to the parent
+# directory, so another clone of the repository hits the same entries.
+if command -v ccache >/dev/null 2>&1 && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd .. && pwd)}" CCACHE_NOHASHDIR=1
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+fi
+
 ./deploy/build.sh
 cmake --build build --target check-format
 ctest --test-dir build --output-on-failure -j"$jobs" -L 'unit|fuzz-replay'
