@@ -217,6 +217,7 @@ void parseCachePurgeAction(const ConfigValue& value, const std::string& path, Pa
 }
 
 void checkCacheReferences(ParseContext& ctx, const SiteConfig& site) {
+  if (!ctx.options().allow_cache) return;  // [cache] itself was refused, once
   auto exists = [&site](const std::string& name) {
     for (const CacheConfig& cache : site.caches) {
       if (cache.name == name) return true;
@@ -239,6 +240,12 @@ void checkCacheReferences(ParseContext& ctx, const SiteConfig& site) {
 }
 
 void parseCacheSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
+  if (!ctx.options().allow_cache) {
+    ctx.error(value.where,
+              "[cache] is not available in an instance config under the controller yet (its "
+              "workers would not share it); run the site with standalone scalwsd to cache");
+    return;
+  }
   if (!expectType(value, ConfigValue::Type::kTable, "cache", ctx)) return;
   // TOML already refuses a table defined twice, so names are unique here.
   for (const ConfigEntry& entry : value.entries) parseCache(entry, ctx, site);

@@ -267,6 +267,18 @@ TEST(ConfigLoader, ServerTableRefusedInAnInstanceConfig) {
   EXPECT_TRUE(ok.ok()) << ok.status().message();
 }
 
+TEST(ConfigLoader, CacheRefusedWhenTheLoaderIsToldSo) {
+  LoadOptions instance;
+  instance.allow_cache = false;
+  EXPECT_EQ(errorsOf(testing::withListen("[cache.c]\nmemory = \"1m\"\n"), instance),
+            "t.toml:1:1: [cache] is not available in an instance config under the controller "
+            "yet (its workers would not share it); run the site with standalone scalwsd to "
+            "cache");
+  Result<SiteConfig> ok =
+      loadSiteConfigString(testing::withListen("[cache.c]\nmemory = \"1m\"\n"), "t.toml");
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
+}
+
 TEST(ConfigLoader, RelativePathsResolveAgainstTheConfigDirectory) {
   const char* text =
       "[server]\naccess_log = \"../log/a.log\"\n[[listen]]\naddress = \"127.0.0.1:1\"\n"
