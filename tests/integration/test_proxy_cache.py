@@ -169,6 +169,45 @@ def test_a_stale_entry_is_revalidated_and_a_304_makes_it_fresh(upstream):
         assert upstream.count("/s") == 2
 
 
+def test_stale_while_revalidate_one_request_refreshes_the_others_get_the_stale_entry(upstream):
+    upstream.set("/w", headers=[("Cache-Control", "max-age=1, stale-while-revalidate=60"),
+                                ("ETag", '"w1"')], not_modified_if='"w1"')
+    with Scalwsd(site(upstream, workers=2)) as s:
+        get(s, "/w")
+        time.sleep(2.1)
+        # The revalidation takes 3 s at the upstream: meanwhile every other request is
+        # answered at once from the stale entry.
+        upstream.set("/w", headers=[("Cache-Control", "max-age=60"), ("ETag", '"w1"')],
+                     not_modified_if='"w1"', delay=3.0)
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            first = pool.submit(get, s, "/w")
+            wait_until(lambda: upstream.count("/w") == 2, what="the revalidation upstream")
+            others = list(pool.map(lambda _: get(s, "/w"), range(3)))
+            assert not first.done()
+            status, fields, body = first.result()
+        assert (status, body) == (200, "body of /w #1\n")
+        assert fields["cache-status"].startswith("scalws; fwd=stale; fwd-status=304")
+        assert upstream.requests("/w")[1][2]["if-none-match"] == '"w1"'
+        for status, fields, body in others:
+            assert (status, body) == (200, "body of /w #1\n")
+            assert fields["cache-status"].startswith("scalws; hit")
+            assert "detail=stale-while-revalidate" in fields["cache-status"]
+        assert get(s, "/w")[1]["cache-status"].startswith("scalws; hit; ttl=")  # refreshed
+        assert upstream.count("/w") == 2
+
+
+def test_stale_while_revalidate_keeps_answering_when_the_upstream_fails(upstream):
+    upstream.set("/wf", headers=[("Cache-Control", "max-age=1, stale-while-revalidate=60")])
+    with Scalwsd(site(upstream)) as s:
+        get(s, "/wf")
+        time.sleep(2.1)
+        upstream.set("/wf", status=503)
+        status, fields, body = get(s, "/wf")
+        assert (status, body) == (200, "body of /wf #1\n")
+        assert "fwd-status=503" in fields["cache-status"]
+        assert upstream.count("/wf") == 2
+
+
 def test_request_directives(upstream):
     upstream.set("/r", headers=[("Cache-Control", "max-age=60")])
     with Scalwsd(site(upstream)) as s:

@@ -90,6 +90,7 @@ void CacheExchange::start(Request& request, ResponseWriter& client, const Cached
   route_ = &route;
   upstream_ = nullptr;
   collapsed_ = false;
+  stale_allowed_ = false;
   have_hit_ = storing_ = false;
   status_ = CacheStatus{};
   miss_kind_ = CacheStatus::Forward::kUriMiss;
@@ -142,6 +143,18 @@ void CacheExchange::lookup() {
           return;
         }
         case cache::Reuse::kStaleWhileRevalidate: {
+          // RFC 5861 §3: served stale while it is revalidated. The request that takes the
+          // fill lock does the revalidation (it waits for the upstream, so no request
+          // outlives its client); every other one meanwhile gets the stale entry at once.
+          miss_kind_ = CacheStatus::Forward::kStale;
+          if (!request_->isHead() && !facts_.cache_control.no_store &&
+              store_->beginFill(key_hash_, uri_hash_, cache::monotonicMs(), fill_)) {
+            status_.fwd = miss_kind_;
+            stale_allowed_ = true;  // the upstream failing: the stale entry still answers
+            store_->header().misses.fetch_add(1, std::memory_order_relaxed);
+            forward(Mode::kRevalidate);
+            return;
+          }
           CacheStatus s;
           s.hit = true;
           s.detail = "stale-while-revalidate";
@@ -306,8 +319,9 @@ void CacheExchange::sendHead(const ResponseHead& head) noexcept {
       [[fallthrough]];
     case Mode::kFill:
       if (cache::isErrorStatus(head.status) && have_hit_ &&
-          cache::staleIfErrorAllows(hit_view_.info.freshness, facts_.cache_control,
-                                    route_->config.stale_if_error, cache::wallClockMs())) {
+          (stale_allowed_ ||
+           cache::staleIfErrorAllows(hit_view_.info.freshness, facts_.cache_control,
+                                     route_->config.stale_if_error, cache::wallClockMs()))) {
         answerStale(head.status);
         return;
       }

@@ -5,6 +5,7 @@
 //
 //   start ─► lookup ──fresh hit──────────────────────────────► answered from the entry
 //              │ ──stale, stale-while-revalidate allows──────► answered from the entry
+//              │      (unless this request takes the fill lock: it revalidates, below)
 //              │ ──miss / stale──► fill lock taken? ─no─► kWaiting (another process or
 //              │                      │ yes                  loop fills it: lookup again
 //              │                      ▼                      every few ms, up to
@@ -113,6 +114,7 @@ class CacheExchange final : public ResponseWriter, public InFlight, private Time
   uint64_t uri_hash_ = 0;
   int64_t wait_until_ms_ = 0;
   bool collapsed_ = false;
+  bool stale_allowed_ = false;  // revalidating within stale-while-revalidate
   cache::CacheStatus::Forward miss_kind_ = cache::CacheStatus::Forward::kUriMiss;
 
   // The entry found (a stale one kept for a 304 or stale-if-error).
