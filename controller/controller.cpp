@@ -12,8 +12,8 @@
 #include "common/log.h"
 #include "controller/cpu/host_cpus.h"
 #include "controller/deferred_call.h"
-#include "controller/metrics_prometheus.h"
-#include "controller/ticket_secret.h"
+#include "controller/instances/ticket_secret.h"
+#include "controller/metrics/metrics_prometheus.h"
 
 #ifndef SCALWS_VERSION
 #define SCALWS_VERSION "0.0.0"

@@ -29,14 +29,14 @@
 #include <optional>
 #include <string>
 
-#include "controller/control_handlers.h"
-#include "controller/control_server.h"
 #include "controller/controller_options.h"
-#include "controller/instance_runtime.h"
-#include "controller/instance_supervisor.h"
-#include "controller/metrics_collector.h"
-#include "controller/metrics_http_server.h"
-#include "controller/pool_manager.h"
+#include "controller/instances/instance_runtime.h"
+#include "controller/instances/instance_supervisor.h"
+#include "controller/metrics/metrics_collector.h"
+#include "controller/metrics/metrics_http_server.h"
+#include "controller/pools/pool_manager.h"
+#include "controller/server/control_handlers.h"
+#include "controller/server/control_server.h"
 #include "controller/state/state_lock.h"
 #include "controller/state/state_store.h"
 #include "controller/systemd_integration.h"

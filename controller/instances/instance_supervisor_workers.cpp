@@ -1,0 +1,227 @@
+// InstanceSupervisor: what happens to workers once they run — crashes and restarts, taking
+// over the workers a previous controller left (re-attach), leaving them to the next one.
+// Operations (start, stop, reload) are in instance_supervisor.cpp.
+#include <algorithm>
+
+#include "common/log.h"
+#include "controller/instances/instance_config.h"
+#include "controller/instances/instance_supervisor.h"
+
+namespace scalws::controller {
+
+using common::Result;
+using common::Status;
+using common::StatusCode;
+
+struct InstanceSupervisor::RespawnCtx {
+  InstanceSupervisor* self;
+  uint32_t index;
+};
+
+// --- running -----------------------------------------------------------------------------
+
+InstanceSupervisor::Slot* InstanceSupervisor::slotOf(const WorkerProcess& worker) {
+  for (Slot& s : slots_) {
+    if (s.worker.get() == &worker) return &s;
+  }
+  return nullptr;
+}
+
+void InstanceSupervisor::onWorkerExit(WorkerProcess& worker, const std::string& how) {
+  Status forgotten = env_.store->forgetWorker(worker.pid());
+  (void)forgotten;  // a stale row is verified against /proc before anyone trusts it
+  Slot* slot = slotOf(worker);
+  if (slot == nullptr) {
+    auto it = std::find_if(retired_.begin(), retired_.end(),
+                           [&](const auto& w) { return w.get() == &worker; });
+    if (it != retired_.end()) {
+      bury(std::move(*it));
+      retired_.erase(it);
+    }
+    if (state_ == State::kStopping) maybeFinishStop();
+    return;
+  }
+  uint64_t now = uv_now(env_.loop);
+  uint64_t uptime = now - std::min(now, worker.startedMonoMs());
+  uint32_t index = slot->index;
+  pid_t pid = worker.pid();
+  bury(std::move(slot->worker));
+
+  if (state_ == State::kStopping) return maybeFinishStop();
+  if (state_ == State::kStarting) {
+    return startFailed("worker " + std::to_string(index) + " (pid " + std::to_string(pid) + ") " +
+                       how);
+  }
+  if (state_ != State::kRunning) return;
+  RestartPolicy::Decision d = policy_.onCrash(index, now, uptime);
+  std::string what =
+      "worker " + std::to_string(index) + " (pid " + std::to_string(pid) + ") " + how;
+  if (d.give_up) {
+    event(state::kEventWorkerExited, what + "; giving up");
+    return crashLoop(what + ": " + std::to_string(d.crashes_in_window) + " crashes within " +
+                     std::to_string(policy_.limits().crash_window_ms / 1000) + " s");
+  }
+  LOG_ERROR("instance %s: %s; restarting in %llu ms", record_.name.c_str(), what.c_str(),
+            static_cast<unsigned long long>(d.delay_ms));
+  event(state::kEventWorkerExited, what + "; restarting in " + std::to_string(d.delay_ms) + " ms");
+  scheduleRespawn(*slot, d.delay_ms);
+}
+
+void InstanceSupervisor::scheduleRespawn(Slot& slot, uint64_t delay_ms) {
+  cancelRespawn(slot);
+  slot.restart_timer = new uv_timer_t;
+  uv_timer_init(env_.loop, slot.restart_timer);
+  // Found again by index when it fires: slots_ keeps its size while the instance runs.
+  slot.restart_timer->data = new RespawnCtx{this, slot.index};
+  slot.restart_at_ms = uv_now(env_.loop) + delay_ms;
+  uv_timer_start(
+      slot.restart_timer,
+      [](uv_timer_t* t) {
+        auto* ctx = static_cast<RespawnCtx*>(t->data);
+        ctx->self->respawn(ctx->index);
+      },
+      delay_ms, 0);
+}
+
+void InstanceSupervisor::respawn(uint32_t index) {
+  if (index >= slots_.size()) return;
+  Slot& slot = slots_[index];
+  cancelRespawn(slot);
+  if (state_ != State::kRunning || slot.worker) return;
+  ++slot.restarts;
+  Status spawned = spawnSlot(slot);
+  if (spawned.ok()) return;
+  LOG_ERROR("instance %s: cannot restart worker %u: %s", record_.name.c_str(), index,
+            spawned.message().c_str());
+  RestartPolicy::Decision d = policy_.onCrash(index, uv_now(env_.loop), 0);
+  if (d.give_up)
+    return crashLoop("cannot restart worker " + std::to_string(index) + ": " + spawned.message());
+  scheduleRespawn(slot, d.delay_ms);
+}
+
+void InstanceSupervisor::cancelRespawn(Slot& slot) {
+  if (slot.restart_timer == nullptr) return;
+  uv_timer_stop(slot.restart_timer);
+  uv_close(reinterpret_cast<uv_handle_t*>(slot.restart_timer), [](uv_handle_t* h) {
+    auto* t = reinterpret_cast<uv_timer_t*>(h);
+    delete static_cast<RespawnCtx*>(t->data);
+    delete t;
+  });
+  slot.restart_timer = nullptr;
+  slot.restart_at_ms = 0;
+}
+
+void InstanceSupervisor::crashLoop(const std::string& reason) {
+  LOG_ERROR("instance %s: crash loop, marking it failed: %s", record_.name.c_str(), reason.c_str());
+  doStop([](const Status&) {}, State::kFailed, reason);
+}
+
+// --- adopting and leaving ----------------------------------------------------------------
+
+void InstanceSupervisor::reattach(const std::vector<state::WorkerRecord>& rows, Done done) {
+  enqueue(
+      [this, rows](Done finish) {
+        for (const state::WorkerRecord& row : rows) {
+          Result<std::unique_ptr<WorkerProcess>> w =
+              WorkerProcess::attach(env_.loop, row, callbacks());
+          if (!w.ok()) {
+            LOG_INFO("instance %s: worker pid %lld not re-attached: %s", record_.name.c_str(),
+                     static_cast<long long>(row.pid), w.status().message().c_str());
+            Status forgotten = env_.store->forgetWorker(row.pid);
+            (void)forgotten;
+            continue;
+          }
+          attaching_.push_back(std::move(w).value());
+        }
+        attach_done_ = std::move(finish);
+        maybeFinishAttach();
+      },
+      std::move(done));
+}
+
+void InstanceSupervisor::onAttachReady(WorkerProcess& worker, const Status& status) {
+  auto it = std::find_if(attaching_.begin(), attaching_.end(),
+                         [&](const auto& w) { return w.get() == &worker; });
+  if (it == attaching_.end()) return;
+  std::unique_ptr<WorkerProcess> w = std::move(*it);
+  attaching_.erase(it);
+  if (status.ok()) {
+    attached_.push_back(std::move(w));
+  } else {
+    LOG_WARN("instance %s: worker pid %d did not re-attach (%s); stopping it", record_.name.c_str(),
+             static_cast<int>(w->pid()), status.message().c_str());
+    w->stop(killAfterMs());
+    retired_.push_back(std::move(w));
+  }
+  maybeFinishAttach();
+}
+
+void InstanceSupervisor::maybeFinishAttach() {
+  if (!attaching_.empty() || !attach_done_) return;
+  adopt(std::move(attached_));
+  attached_.clear();
+  std::exchange(attach_done_, nullptr)(common::okStatus());
+}
+
+void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> workers) {
+  std::vector<Slot> slots = layout();
+  for (size_t i = 0; i < slots.size(); ++i) slots[i].index = static_cast<uint32_t>(i);
+  bool have_config = false;
+  for (auto& w : workers) {
+    uint32_t index = w->slot();
+    const AttachedState& s = w->attachedState();
+    if (index >= slots.size() || slots[index].worker || s.stopping || s.mode != record_.mode ||
+        s.loops != slots[index].loops) {
+      LOG_WARN("instance %s: worker pid %d fits no slot; stopping it", record_.name.c_str(),
+               static_cast<int>(w->pid()));
+      w->stop(killAfterMs());
+      retired_.push_back(std::move(w));
+      continue;
+    }
+    if (!have_config) {
+      Result<common::config::SiteConfig> site = loadInstanceConfig(s.config, s.config_path);
+      if (site.ok()) {
+        running_config_ = s.config;
+        running_config_path_ = s.config_path;
+        running_site_ = std::move(site).value();
+        running_pools_ = s.php_pools;
+        have_config = true;
+      }
+    }
+    Slot& slot = slots[index];
+    slot.listeners = w->takeAttachedListeners();
+    slot.attached = true;
+    event(state::kEventWorkerAttached, "worker " + std::to_string(index) + " (pid " +
+                                           std::to_string(w->pid()) + ") re-attached");
+    slot.worker = std::move(w);
+  }
+  bool any = false;
+  for (Slot& slot : slots) any = any || slot.worker != nullptr;
+  if (!any || !have_config) {
+    for (Slot& slot : slots) {
+      if (slot.worker) {
+        slot.worker->stop(killAfterMs());
+        retired_.push_back(std::move(slot.worker));
+      }
+    }
+    return;
+  }
+  slots_ = std::move(slots);
+  state_ = State::kRunning;
+  setStatus("running", "");
+  LOG_INFO("instance %s: re-attached to its workers", record_.name.c_str());
+  for (Slot& slot : slots_) {
+    if (!slot.worker) scheduleRespawn(slot, 0);  // died while no controller watched
+  }
+}
+
+void InstanceSupervisor::leave() {
+  for (Slot& slot : slots_) {
+    cancelRespawn(slot);
+    if (slot.worker) slot.worker->detach();
+  }
+  for (auto& w : retired_) w->detach();
+  for (auto& w : attaching_) w->detach();
+}
+
+}  // namespace scalws::controller
