@@ -13,14 +13,6 @@ namespace scalws::controller {
 using common::Result;
 using common::UniqueFd;
 
-ipc::Json SlotListeners::toJson() const {
-  ipc::Json list = ipc::Json::array();
-  for (const ListenerSpec& s : specs) {
-    list.push_back({{"loop", s.loop}, {"address", s.address}, {"port", s.port}, {"tls", s.tls}});
-  }
-  return {{"listeners", list}};
-}
-
 Result<std::vector<UniqueFd>> SlotListeners::duplicateFds() const {
   std::vector<UniqueFd> out;
   for (const UniqueFd& fd : fds) {

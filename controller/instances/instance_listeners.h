@@ -11,24 +11,17 @@
 #include "common/config/site_config.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
-#include "ipc/message.h"
+#include "ipc/worker_messages.h"
 
 namespace scalws::controller {
 
-struct ListenerSpec {
-  uint32_t loop = 0;
-  std::string address;
-  uint16_t port = 0;
-  bool tls = false;
-};
+using ipc::ListenerSpec;
 
 // One worker's listeners: specs[i] describes fds[i].
 struct SlotListeners {
   std::vector<ListenerSpec> specs;
   std::vector<common::UniqueFd> fds;
 
-  // The `listeners` message args ({"listeners":[{loop,address,port,tls}]}).
-  ipc::Json toJson() const;
   // Copies of every fd (close-on-exec), to hand to a worker while keeping ours.
   common::Result<std::vector<common::UniqueFd>> duplicateFds() const;
 };

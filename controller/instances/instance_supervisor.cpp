@@ -16,24 +16,8 @@ using common::StatusCode;
 using common::config::WorkerMode;
 using ipc::Json;
 
-namespace {
-
-template <typename Handle>
-void closeAndDelete(Handle*& handle) {
-  if (handle == nullptr) return;
-  uv_close(reinterpret_cast<uv_handle_t*>(handle),
-           [](uv_handle_t* h) { delete reinterpret_cast<Handle*>(h); });
-  handle = nullptr;
-}
-
-}  // namespace
-
 InstanceSupervisor::InstanceSupervisor(Env env, state::InstanceRecord record)
-    : env_(std::move(env)), record_(std::move(record)), policy_(env_.limits) {
-  reaper_ = new uv_timer_t;
-  uv_timer_init(env_.loop, reaper_);
-  reaper_->data = this;
-}
+    : env_(std::move(env)), record_(std::move(record)), policy_(env_.limits), reaper_(env_.loop) {}
 
 InstanceSupervisor::~InstanceSupervisor() {
   *alive_ = false;
@@ -41,7 +25,6 @@ InstanceSupervisor::~InstanceSupervisor() {
   slots_.clear();
   retired_.clear();
   graveyard_.clear();
-  closeAndDelete(reaper_);
 }
 
 std::string_view InstanceSupervisor::stateName() const {
@@ -61,7 +44,7 @@ std::string_view InstanceSupervisor::stateName() const {
 }
 
 bool InstanceSupervisor::runningConfigDiffers() const {
-  return running_site_.has_value() && (running_config_ != record_.config);
+  return running_site_.has_value() && (running_.config != record_.config);
 }
 
 size_t InstanceSupervisor::liveProcesses() const {
@@ -85,7 +68,7 @@ Json InstanceSupervisor::processes() const {
   for (const Slot& s : slots_) {
     if (s.worker) {
       list.push_back(describe(*s.worker, &s));
-    } else if (s.restart_timer != nullptr) {
+    } else if (s.restart_timer) {
       uint64_t now = uv_now(env_.loop);
       list.push_back({{"slot", s.index},
                       {"pid", 0},
@@ -210,10 +193,8 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
     if (!committed.ok()) return done(committed);
   }
   slots_ = std::move(slots);
-  running_config_ = record_.config;
-  running_config_path_ = record_.config_path;
+  running_ = ipc::ReloadArgs{record_.config, record_.config_path, std::move(pools).value()};
   running_site_ = std::move(site).value();
-  running_pools_ = std::move(pools).value();
   policy_.reset();
   state_ = State::kStarting;
   pending_done_ = std::move(done);
@@ -256,6 +237,20 @@ WorkerProcess::Callbacks InstanceSupervisor::callbacks() {
   return cb;
 }
 
+ipc::WorkerSettings InstanceSupervisor::settingsFor(const Slot& slot) const {
+  ipc::WorkerSettings s;
+  s.instance = record_.name;
+  s.slot = slot.index;
+  s.mode = record_.mode;
+  s.loops = slot.loops;
+  s.cpus = slot.cpus;
+  s.user = record_.user;
+  s.config = running_.config;
+  s.config_path = running_.config_path;
+  s.php_pools = running_.php_pools;
+  return s;
+}
+
 Status InstanceSupervisor::spawnSlot(Slot& slot) {
   if (slot.listeners.fds.empty() && running_site_) {
     // Taken over from a worker whose listeners we could not copy: bind anew.
@@ -270,15 +265,7 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
   handed.fds = std::move(copies).value();
   WorkerLaunch launch;
   launch.scalwsd = env_.scalwsd;
-  launch.instance = record_.name;
-  launch.slot = slot.index;
-  launch.mode = record_.mode;
-  launch.loops = slot.loops;
-  launch.cpus = slot.cpus;
-  launch.user = record_.user;
-  launch.config = running_config_;
-  launch.config_path = running_config_path_;
-  launch.php_pools = running_pools_;
+  launch.settings = settingsFor(slot);
   launch.tls_ticket_secret = env_.ticket_secret;
   Result<std::unique_ptr<WorkerProcess>> worker =
       WorkerProcess::spawn(env_.loop, std::move(launch), std::move(handed), callbacks());
@@ -307,17 +294,18 @@ void InstanceSupervisor::onWorkerReady(WorkerProcess& worker, const Status& stat
   if (state_ == State::kRunning && status.ok()) {
     LOG_INFO("instance %s: worker %u serving again (pid %d)", record_.name.c_str(), worker.slot(),
              static_cast<int>(worker.pid()));
-    if (worker.launchedConfig() != running_config_ || worker.launchedPools() != running_pools_) {
+    const ipc::WorkerSettings& launched = worker.launched();
+    if (launched.config != running_.config || launched.config_path != running_.config_path ||
+        launched.php_pools != running_.php_pools) {
       // Spawned before a reload that it then missed (it was not ready): catch it up.
       std::string name = record_.name;
       pid_t pid = worker.pid();
-      worker.reload(running_config_, running_config_path_, running_pools_,
-                    [name, pid](const Status& s) {
-                      if (!s.ok()) {
-                        LOG_WARN("instance %s: worker pid %d did not take the reload: %s",
-                                 name.c_str(), static_cast<int>(pid), s.message().c_str());
-                      }
-                    });
+      worker.reload(running_, [name, pid](const Status& s) {
+        if (!s.ok()) {
+          LOG_WARN("instance %s: worker pid %d did not take the reload: %s", name.c_str(),
+                   static_cast<int>(pid), s.message().c_str());
+        }
+      });
     }
   }
   // A replacement that failed is killed by WorkerProcess; its exit counts as a crash.
@@ -380,8 +368,7 @@ void InstanceSupervisor::maybeFinishStop() {
   if (state_ != State::kStopping || liveProcesses() > 0) return;
   slots_.clear();  // the listeners close here, after the workers finished their requests
   running_site_.reset();
-  running_config_.clear();
-  running_pools_.clear();
+  running_ = ipc::ReloadArgs();
   state_ = stop_target_;
   if (state_ == State::kFailed) {
     setStatus("failed", stop_reason_);
@@ -417,16 +404,14 @@ void InstanceSupervisor::doReload(Done done) {
     Done done;
     // What ran before: back in force when every worker refused the new one (e.g. a pool
     // outside their sandbox), so a replacement does not start on what nobody runs.
-    std::string config, config_path;
+    ipc::ReloadArgs running;
     std::optional<common::config::SiteConfig> site;
-    std::vector<ipc::PhpPoolGrant> pools;
   };
   auto tally = std::make_shared<Tally>();
   tally->done = std::move(done);
-  tally->config = std::exchange(running_config_, record_.config);
-  tally->config_path = std::exchange(running_config_path_, record_.config_path);
+  tally->running = std::exchange(
+      running_, ipc::ReloadArgs{record_.config, record_.config_path, std::move(pools).value()});
   tally->site = std::exchange(running_site_, std::move(site).value());
-  tally->pools = std::exchange(running_pools_, std::move(pools).value());
   std::vector<WorkerProcess*> targets;
   for (Slot& slot : slots_) {
     if (slot.worker && slot.worker->state() == WorkerProcess::State::kReady) {
@@ -437,19 +422,16 @@ void InstanceSupervisor::doReload(Done done) {
   if (targets.empty()) return tally->done(common::okStatus());
   std::weak_ptr<bool> alive = alive_;
   for (WorkerProcess* w : targets) {
-    w->reload(running_config_, running_config_path_, running_pools_,
-              [this, alive, tally](const Status& s) {
-                if (s.ok()) ++tally->taken;
-                if (!s.ok() && tally->first_error.ok()) tally->first_error = s;
-                if (--tally->waiting != 0) return;
-                if (tally->taken == 0 && !alive.expired() && state_ == State::kRunning) {
-                  running_config_ = std::move(tally->config);
-                  running_config_path_ = std::move(tally->config_path);
-                  running_site_ = std::move(tally->site);
-                  running_pools_ = std::move(tally->pools);
-                }
-                tally->done(tally->first_error);
-              });
+    w->reload(running_, [this, alive, tally](const Status& s) {
+      if (s.ok()) ++tally->taken;
+      if (!s.ok() && tally->first_error.ok()) tally->first_error = s;
+      if (--tally->waiting != 0) return;
+      if (tally->taken == 0 && !alive.expired() && state_ == State::kRunning) {
+        running_ = std::move(tally->running);
+        running_site_ = std::move(tally->site);
+      }
+      tally->done(tally->first_error);
+    });
   }
 }
 
@@ -462,9 +444,7 @@ void InstanceSupervisor::retire(std::unique_ptr<WorkerProcess> worker) {
 void InstanceSupervisor::bury(std::unique_ptr<WorkerProcess> worker) {
   // The worker is inside one of its own callbacks: free it on the next loop turn.
   graveyard_.push_back(std::move(worker));
-  uv_timer_start(
-      reaper_, [](uv_timer_t* t) { static_cast<InstanceSupervisor*>(t->data)->graveyard_.clear(); },
-      0, 0);
+  reaper_.start(0, 0, [this] { graveyard_.clear(); });
 }
 
 void InstanceSupervisor::setStatus(const std::string& status, const std::string& reason) {

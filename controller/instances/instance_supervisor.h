@@ -41,10 +41,12 @@
 #include "common/status.h"
 #include "controller/instances/instance_listeners.h"
 #include "controller/instances/worker_process.h"
+#include "controller/loop_handles.h"
 #include "controller/restart_policy.h"
 #include "controller/state/records.h"
 #include "controller/state/state_store.h"
 #include "ipc/message.h"
+#include "ipc/worker_messages.h"
 
 namespace scalws::controller {
 
@@ -95,7 +97,7 @@ class InstanceSupervisor {
   const std::optional<common::config::SiteConfig>& runningSite() const { return running_site_; }
   bool runningConfigDiffers() const;
   // The pools the workers run with (empty when none run).
-  const std::vector<ipc::PhpPoolGrant>& runningPools() const { return running_pools_; }
+  const std::vector<ipc::PhpPoolGrant>& runningPools() const { return running_.php_pools; }
   size_t liveProcesses() const;
   bool busy() const { return op_running_ || !queue_.empty(); }
   // [{slot, pid, state, cpus, started_ms, restarts, attached}] for instance show.
@@ -108,13 +110,11 @@ class InstanceSupervisor {
     uint32_t loops = 1;
     SlotListeners listeners;  // our copies; empty after a re-attach that could not take them
     std::unique_ptr<WorkerProcess> worker;
-    uv_timer_t* restart_timer = nullptr;
+    std::unique_ptr<LoopTimer> restart_timer;  // set while a respawn is scheduled
     uint64_t restart_at_ms = 0;
     uint32_t restarts = 0;
     bool attached = false;
   };
-
-  struct RespawnCtx;
 
   void enqueue(std::function<void(Done)> op, Done done);
   void runNext();
@@ -124,6 +124,8 @@ class InstanceSupervisor {
 
   std::vector<Slot> layout() const;
   common::Status spawnSlot(Slot& slot);
+  // What a worker of `slot` is told to be, from the record and what runs.
+  ipc::WorkerSettings settingsFor(const Slot& slot) const;
   void onWorkerReady(WorkerProcess& worker, const common::Status& status);
   void onWorkerExit(WorkerProcess& worker, const std::string& how);
   void startFailed(const std::string& reason);
@@ -153,12 +155,11 @@ class InstanceSupervisor {
   Done attach_done_;
   std::vector<std::unique_ptr<WorkerProcess>> retired_;    // asked to go, not gone yet
   std::vector<std::unique_ptr<WorkerProcess>> graveyard_;  // gone; freed next loop turn
-  uv_timer_t* reaper_ = nullptr;
+  LoopTimer reaper_;
 
-  std::string running_config_;
-  std::string running_config_path_;
+  // What the workers run (config text, path, pools): sent at spawn and on reload.
+  ipc::ReloadArgs running_;
   std::optional<common::config::SiteConfig> running_site_;
-  std::vector<ipc::PhpPoolGrant> running_pools_;
 
   std::deque<std::pair<std::function<void(Done)>, Done>> queue_;
   bool op_running_ = false;

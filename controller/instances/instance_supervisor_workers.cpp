@@ -13,11 +13,6 @@ using common::Result;
 using common::Status;
 using common::StatusCode;
 
-struct InstanceSupervisor::RespawnCtx {
-  InstanceSupervisor* self;
-  uint32_t index;
-};
-
 // --- running -----------------------------------------------------------------------------
 
 InstanceSupervisor::Slot* InstanceSupervisor::slotOf(const WorkerProcess& worker) {
@@ -69,18 +64,11 @@ void InstanceSupervisor::onWorkerExit(WorkerProcess& worker, const std::string& 
 
 void InstanceSupervisor::scheduleRespawn(Slot& slot, uint64_t delay_ms) {
   cancelRespawn(slot);
-  slot.restart_timer = new uv_timer_t;
-  uv_timer_init(env_.loop, slot.restart_timer);
-  // Found again by index when it fires: slots_ keeps its size while the instance runs.
-  slot.restart_timer->data = new RespawnCtx{this, slot.index};
+  slot.restart_timer = std::make_unique<LoopTimer>(env_.loop);
   slot.restart_at_ms = uv_now(env_.loop) + delay_ms;
-  uv_timer_start(
-      slot.restart_timer,
-      [](uv_timer_t* t) {
-        auto* ctx = static_cast<RespawnCtx*>(t->data);
-        ctx->self->respawn(ctx->index);
-      },
-      delay_ms, 0);
+  // Found again by index when it fires: slots_ keeps its size while the instance runs.
+  uint32_t index = slot.index;
+  slot.restart_timer->start(delay_ms, 0, [this, index] { respawn(index); });
 }
 
 void InstanceSupervisor::respawn(uint32_t index) {
@@ -100,14 +88,7 @@ void InstanceSupervisor::respawn(uint32_t index) {
 }
 
 void InstanceSupervisor::cancelRespawn(Slot& slot) {
-  if (slot.restart_timer == nullptr) return;
-  uv_timer_stop(slot.restart_timer);
-  uv_close(reinterpret_cast<uv_handle_t*>(slot.restart_timer), [](uv_handle_t* h) {
-    auto* t = reinterpret_cast<uv_timer_t*>(h);
-    delete static_cast<RespawnCtx*>(t->data);
-    delete t;
-  });
-  slot.restart_timer = nullptr;
+  slot.restart_timer.reset();
   slot.restart_at_ms = 0;
 }
 
@@ -170,8 +151,8 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
   for (auto& w : workers) {
     uint32_t index = w->slot();
     const AttachedState& s = w->attachedState();
-    if (index >= slots.size() || slots[index].worker || s.stopping || s.mode != record_.mode ||
-        s.loops != slots[index].loops) {
+    if (index >= slots.size() || slots[index].worker || s.stopping ||
+        s.settings.mode != record_.mode || s.settings.loops != slots[index].loops) {
       LOG_WARN("instance %s: worker pid %d fits no slot; stopping it", record_.name.c_str(),
                static_cast<int>(w->pid()));
       w->stop(killAfterMs());
@@ -179,12 +160,11 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
       continue;
     }
     if (!have_config) {
-      Result<common::config::SiteConfig> site = loadInstanceConfig(s.config, s.config_path);
+      Result<common::config::SiteConfig> site =
+          loadInstanceConfig(s.settings.config, s.settings.config_path);
       if (site.ok()) {
-        running_config_ = s.config;
-        running_config_path_ = s.config_path;
+        running_ = ipc::ReloadArgs{s.settings.config, s.settings.config_path, s.settings.php_pools};
         running_site_ = std::move(site).value();
-        running_pools_ = s.php_pools;
         have_config = true;
       }
     }

@@ -7,10 +7,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "common/hex.h"
 #include "common/log.h"
 #include "controller/instances/worker_probe.h"
-#include "controller/instances/worker_spawn.h"
 
 namespace scalws::controller {
 
@@ -28,18 +26,6 @@ int64_t wallMs() {
       .count();
 }
 
-std::string_view modeName(common::config::WorkerMode mode) {
-  return mode == common::config::WorkerMode::kSingle ? "single" : "multi";
-}
-
-template <typename Handle>
-void closeAndDelete(Handle*& handle) {
-  if (handle == nullptr) return;
-  uv_close(reinterpret_cast<uv_handle_t*>(handle),
-           [](uv_handle_t* h) { delete reinterpret_cast<Handle*>(h); });
-  handle = nullptr;
-}
-
 std::string describeWait(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
@@ -53,16 +39,30 @@ std::string describeWait(int status) {
 
 }  // namespace
 
+const ipc::OpHandler<WorkerProcess> WorkerProcess::kSpawnHandlers[] = {
+    {ipc::op::kHello, &WorkerProcess::onSpawnHello},
+    {ipc::op::kReady, &WorkerProcess::onReady},
+    {ipc::op::kMetrics, &WorkerProcess::onMetrics},
+};
+
+const ipc::OpHandler<WorkerProcess> WorkerProcess::kAttachHandlers[] = {
+    {ipc::op::kHello, &WorkerProcess::onAttachHello},
+    {ipc::op::kMetrics, &WorkerProcess::onMetrics},
+};
+
 WorkerProcess::WorkerProcess(uv_loop_t* loop, pid_t pid, UniqueFd pidfd, Callbacks callbacks)
-    : loop_(loop), pid_(pid), pidfd_(std::move(pidfd)), callbacks_(std::move(callbacks)) {
+    : loop_(loop),
+      pid_(pid),
+      pidfd_(std::move(pidfd)),
+      callbacks_(std::move(callbacks)),
+      exit_watch_(loop),
+      timer_(loop) {
   started_wall_ms_ = wallMs();
   started_mono_ms_ = uv_now(loop_);
 }
 
 WorkerProcess::~WorkerProcess() {
   endpoint_.reset();
-  closeAndDelete(pidfd_poll_);
-  closeAndDelete(timer_);
 }
 
 std::string_view WorkerProcess::stateName() const {
@@ -82,32 +82,9 @@ std::string_view WorkerProcess::stateName() const {
 }
 
 Status WorkerProcess::watchExit() {
-  pidfd_poll_ = new uv_poll_t;
-  int rc = uv_poll_init(loop_, pidfd_poll_, pidfd_.get());
-  if (rc != 0) {
-    delete pidfd_poll_;
-    pidfd_poll_ = nullptr;
-    return common::internalError(std::string("uv_poll_init(pidfd): ") + uv_strerror(rc));
-  }
-  pidfd_poll_->data = this;
-  uv_poll_start(pidfd_poll_, UV_READABLE, &WorkerProcess::onPidfd);
+  int rc = exit_watch_.start(pidfd_.get(), [this] { onProcessExit(); });
+  if (rc != 0) return common::internalError(std::string("uv_poll_init(pidfd): ") + uv_strerror(rc));
   return common::okStatus();
-}
-
-void WorkerProcess::armTimer(uint64_t ms, void (*fire)(WorkerProcess&)) {
-  if (timer_ == nullptr) {
-    timer_ = new uv_timer_t;
-    uv_timer_init(loop_, timer_);
-    timer_->data = this;
-  }
-  timer_fire_ = fire;
-  uv_timer_start(
-      timer_,
-      [](uv_timer_t* t) {
-        auto* self = static_cast<WorkerProcess*>(t->data);
-        if (self->timer_fire_ != nullptr) self->timer_fire_(*self);
-      },
-      ms, 0);
 }
 
 // --- spawned workers ---------------------------------------------------------------------
@@ -115,14 +92,22 @@ void WorkerProcess::armTimer(uint64_t ms, void (*fire)(WorkerProcess&)) {
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(uv_loop_t* loop, WorkerLaunch launch,
                                                             SlotListeners listeners,
                                                             Callbacks callbacks) {
-  SpawnSpec spec{launch.scalwsd, launch.instance, launch.cpus};
+  SpawnSpec spec{launch.scalwsd, launch.settings.instance, launch.settings.cpus};
   Result<SpawnedWorker> spawned = spawnWorker(spec);
   if (!spawned.ok()) return spawned.status();
+  return converse(loop, std::move(spawned).value(), std::move(launch), std::move(listeners),
+                  std::move(callbacks));
+}
+
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::converse(uv_loop_t* loop, SpawnedWorker child,
+                                                               WorkerLaunch launch,
+                                                               SlotListeners listeners,
+                                                               Callbacks callbacks) {
   std::unique_ptr<WorkerProcess> w(
-      new WorkerProcess(loop, spawned->pid, std::move(spawned->pidfd), std::move(callbacks)));
+      new WorkerProcess(loop, child.pid, std::move(child.pidfd), std::move(callbacks)));
   w->is_child_ = true;
-  w->slot_ = launch.slot;
-  w->cpus_ = launch.cpus;
+  w->slot_ = launch.settings.slot;
+  w->cpus_ = launch.settings.cpus;
   w->state_ = State::kStarting;
   Result<uint64_t> ticks = processStartTicks(w->pid_);
   w->start_ticks_ = ticks.ok() ? *ticks : 0;
@@ -130,101 +115,84 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(uv_loop_t* loop, Wor
   w->listeners_ = std::move(listeners);
   ipc::EndpointOptions options;  // controller <-> worker
   Result<std::unique_ptr<ipc::Endpoint>> endpoint =
-      ipc::Endpoint::create(loop, std::move(spawned->channel), options);
+      ipc::Endpoint::create(loop, std::move(child.channel), options);
   Status watching = endpoint.ok() ? w->watchExit() : endpoint.status();
+  if (watching.ok()) {
+    w->endpoint_ = std::move(endpoint).value();
+    watching = ipc::registerHandlers<WorkerProcess>(*w->endpoint_, *w, kSpawnHandlers);
+  }
   if (!watching.ok()) {
     ::kill(w->pid_, SIGKILL);
     ::waitpid(w->pid_, nullptr, 0);
     return watching;
   }
-  w->endpoint_ = std::move(endpoint).value();
-  w->registerSpawnHandlers();
-  w->armTimer(kReadyTimeoutMs, [](WorkerProcess& self) {
-    self.failStart("not ready within " + std::to_string(kReadyTimeoutMs / 1000) + " s");
+  // A channel that closes before ready is followed by the exit, which says more.
+  w->endpoint_->onClose([](const Status&) {});
+  uint64_t timeout = w->launch_.ready_timeout_ms;
+  WorkerProcess* self = w.get();
+  w->timer_.start(timeout, 0, [self, timeout] {
+    self->failStart("not ready within " + std::to_string(timeout / 1000) + " s");
   });
   return w;
 }
 
-void WorkerProcess::registerSpawnHandlers() {
-  Status ok = endpoint_->registerHandler(
-      "hello", [this](const ipc::Message& m, std::vector<UniqueFd>, ipc::Replier r) {
-        onSpawnHello(m, std::move(r));
-      });
-  ok = endpoint_->registerHandler("ready", [this](const ipc::Message& m, std::vector<UniqueFd>,
-                                                  ipc::Replier r) { onReady(m, std::move(r)); });
-  (void)ok;  // both are worker -> controller ops in the table
-  registerMetricsHandler();
-  // A channel that closes before ready is followed by the exit, which says more.
-  endpoint_->onClose([](const Status&) {});
-}
-
-void WorkerProcess::onSpawnHello(const ipc::Message& request, ipc::Replier replier) {
+void WorkerProcess::onSpawnHello(ipc::Incoming& request, ipc::Replier replier) {
   if (state_ != State::kStarting || !attach_address_.empty()) {
     return replier.fail(ipc::errc::kFailed, "hello was already said");
   }
-  Result<std::string> instance = ipc::stringField(request.args, "instance");
-  if (!instance.ok() || *instance != launch_.instance) {
-    replier.fail(ipc::errc::kInvalidArgument, "this channel is for instance " + launch_.instance);
+  Result<ipc::HelloArgs> hello = ipc::HelloArgs::decode(request.args());
+  const std::string& instance = launch_.settings.instance;
+  if (!hello.ok() || hello->instance != instance || hello->attached) {
+    replier.fail(ipc::errc::kInvalidArgument, "this channel is for instance " + instance);
     return failStart("said hello as another instance");
   }
-  Result<std::string> address = ipc::stringField(request.args, "attach_address");
-  attach_address_ = address.ok() ? *address : "";
+  attach_address_ = hello->attach_address;
   replier.ok();
   if (callbacks_.on_hello) callbacks_.on_hello(*this);
   sendConfig();
 }
 
 void WorkerProcess::sendConfig() {
-  Json args = {{"instance", launch_.instance},
-               {"slot", launch_.slot},
-               {"mode", modeName(launch_.mode)},
-               {"loops", launch_.loops},
-               {"cpus", launch_.cpus.toString()},
-               {"user", launch_.user},
-               {"config", launch_.config},
-               {"config_path", launch_.config_path},
-               {"php_pools", ipc::phpPoolGrantsJson(launch_.php_pools)},
-               {"controller_uid", static_cast<uint64_t>(::geteuid())}};
-  if (!launch_.tls_ticket_secret.empty()) {
-    args["tls_ticket_secret"] = common::toHex(launch_.tls_ticket_secret);
-  }
-  Status sent = endpoint_->request("config", std::move(args), {}, [this](Result<Json> reply) {
-    if (!reply.ok()) return failStart("refused its config: " + reply.status().message());
-    sendListeners();
-  });
+  ipc::ConfigArgs config;
+  config.settings = launch_.settings;
+  config.controller_uid = ::geteuid();
+  config.tls_ticket_secret = launch_.tls_ticket_secret;
+  Status sent =
+      endpoint_->request(ipc::op::kConfig, config.encode(), {}, [this](Result<Json> reply) {
+        if (!reply.ok()) return failStart("refused its config: " + reply.status().message());
+        sendListeners();
+      });
   if (!sent.ok()) failStart("cannot send the config: " + sent.message());
 }
 
 void WorkerProcess::sendListeners() {
-  Json args = listeners_.toJson();
+  ipc::ListenersArgs args{listeners_.specs};
   std::vector<UniqueFd> fds = std::move(listeners_.fds);
   listeners_.fds.clear();
-  Status sent =
-      endpoint_->request("listeners", std::move(args), std::move(fds), [this](Result<Json> reply) {
-        if (!reply.ok()) failStart("refused its listeners: " + reply.status().message());
+  Status sent = endpoint_->request(
+      ipc::op::kListeners, args.encode(), std::move(fds), [this](Result<Json> reply) {
+        if (!reply.ok()) {
+          failStart("refused its listeners: " + reply.status().message());
+        }
       });
   if (!sent.ok()) failStart("cannot send the listeners: " + sent.message());
 }
 
-void WorkerProcess::onReady(const ipc::Message& request, ipc::Replier replier) {
+void WorkerProcess::onReady(ipc::Incoming& request, ipc::Replier replier) {
   replier.ok();
   if (state_ != State::kStarting) return;
-  Result<bool> ok = ipc::boolField(request.args, "ok");
-  if (!ok.ok() || !*ok) {
-    Result<std::string> error = ipc::stringField(request.args, "error");
-    return failStart(error.ok() ? *error : "said it is not ready");
-  }
+  Result<ipc::ReadyArgs> ready = ipc::ReadyArgs::decode(request.args());
+  if (!ready.ok()) return failStart("sent a malformed ready: " + ready.status().message());
+  if (!ready->ok) return failStart(ready->error);
   state_ = State::kReady;
-  if (auto it = request.args.find("sandbox"); it != request.args.end() && it->is_object()) {
-    sandbox_ = *it;
-  }
-  if (timer_ != nullptr) uv_timer_stop(timer_);
+  sandbox_ = std::move(ready->sandbox);
+  timer_.stop();
   reportReady(common::okStatus());
 }
 
 void WorkerProcess::failStart(const std::string& reason) {
   if (ready_reported_) return;
-  LOG_ERROR("instance %s: worker %u (pid %d): %s", launch_.instance.c_str(), slot_,
+  LOG_ERROR("instance %s: worker %u (pid %d): %s", launch_.settings.instance.c_str(), slot_,
             static_cast<int>(pid_), reason.c_str());
   if (state_ != State::kExited) {
     state_ = State::kStopping;
@@ -267,19 +235,19 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::attach(uv_loop_t* loop,
   w->slot_ = record.slot;
   w->start_ticks_ = record.start_ticks;
   w->attach_address_ = record.attach_address;
-  w->launch_.instance = record.instance;
+  w->launch_.settings.instance = record.instance;
   w->started_wall_ms_ = record.started_ms;
   int64_t age = wallMs() - record.started_ms;
   uint64_t now = uv_now(loop);
   w->started_mono_ms_ = age > 0 && static_cast<uint64_t>(age) < now ? now - age : 0;
   SCALWS_RETURN_IF_ERROR(w->watchExit());
+  WorkerProcess* self = w.get();
   if (!channel.ok()) {
     // Ours (the checks above passed) but unreachable: the owner hears it from on_ready,
     // on the next loop turn, and stops it.
-    w->attach_error_ = channel.status().message();
-    w->armTimer(0, [](WorkerProcess& self) {
-      self.reportReady(Status(StatusCode::kUnavailable, self.attach_error_));
-    });
+    std::string why = channel.status().message();
+    w->timer_.start(0, 0,
+                    [self, why] { self->reportReady(Status(StatusCode::kUnavailable, why)); });
     return w;
   }
   ipc::EndpointOptions options;
@@ -287,133 +255,86 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::attach(uv_loop_t* loop,
       ipc::Endpoint::create(loop, std::move(*channel), options);
   if (!endpoint.ok()) return endpoint.status();
   w->endpoint_ = std::move(endpoint).value();
-  w->registerAttachHandlers();
-  w->armTimer(kAttachTimeoutMs, [](WorkerProcess& self) {
-    self.reportReady(Status(StatusCode::kTimeout, "no hello on the attach socket"));
+  SCALWS_RETURN_IF_ERROR(ipc::registerHandlers<WorkerProcess>(*w->endpoint_, *w, kAttachHandlers));
+  w->endpoint_->onClose([self](const Status& why) {
+    if (self->state_ == State::kAttaching) {
+      self->reportReady(
+          Status(StatusCode::kUnavailable,
+                 "the worker closed the attach channel" + (why.ok() ? "" : ": " + why.message())));
+    }
+  });
+  w->timer_.start(kAttachTimeoutMs, 0, [self] {
+    self->reportReady(Status(StatusCode::kTimeout, "no hello on the attach socket"));
   });
   return w;
 }
 
-void WorkerProcess::registerAttachHandlers() {
-  Status ok = endpoint_->registerHandler(
-      "hello", [this](const ipc::Message& m, std::vector<UniqueFd>, ipc::Replier r) {
-        onAttachHello(m, std::move(r));
-      });
-  (void)ok;
-  registerMetricsHandler();
-  endpoint_->onClose([this](const Status& why) {
-    if (state_ == State::kAttaching) {
-      reportReady(Status(StatusCode::kUnavailable, "the worker closed the attach channel" +
-                                                       (why.ok() ? "" : ": " + why.message())));
-    }
-  });
-}
-
-void WorkerProcess::onAttachHello(const ipc::Message& request, ipc::Replier replier) {
+void WorkerProcess::onAttachHello(ipc::Incoming& request, ipc::Replier replier) {
   if (state_ != State::kAttaching) return replier.fail(ipc::errc::kFailed, "already attached");
-  const Json& a = request.args;
   auto bad = [&](const std::string& why) {
     replier.fail(ipc::errc::kInvalidArgument, why);
     reportReady(common::invalidArgument("attach hello: " + why));
   };
-  Result<bool> attached = ipc::boolField(a, "attached");
-  Result<std::string> instance = ipc::stringField(a, "instance");
-  Result<uint64_t> pid = ipc::uintField(a, "pid");
-  if (!attached.ok() || !*attached || !instance.ok() || *instance != launch_.instance ||
-      !pid.ok() || static_cast<pid_t>(*pid) != pid_) {
+  Result<ipc::HelloArgs> hello = ipc::HelloArgs::decode(request.args());
+  if (!hello.ok()) return bad(hello.status().message());
+  if (!hello->attached || hello->instance != launch_.settings.instance || hello->pid != pid_ ||
+      hello->attached->settings.instance != launch_.settings.instance) {
     return bad("not the worker this record names");
   }
-  Result<uint64_t> slot = ipc::uintField(a, "slot");
-  Result<std::string> state = ipc::stringField(a, "state");
-  Result<std::string> mode = ipc::stringField(a, "mode");
-  Result<uint64_t> loops = ipc::uintField(a, "loops");
-  Result<std::string> cpus = ipc::stringField(a, "cpus");
-  Result<std::string> user = ipc::stringField(a, "user");
-  Result<std::string> config = ipc::stringField(a, "config");
-  Result<std::string> config_path = ipc::stringField(a, "config_path");
-  auto listeners = a.find("listeners");
-  if (!slot.ok() || !state.ok() || !mode.ok() || !loops.ok() || *loops == 0 || !cpus.ok() ||
-      !user.ok() || !config.ok() || !config_path.ok() || listeners == a.end() ||
-      !listeners->is_array()) {
-    return bad("fields missing");
-  }
-  Result<common::CpuSet> cpu_set = common::parseCpuList(*cpus);
-  if (!cpu_set.ok()) return bad(cpu_set.status().message());
-  Result<std::vector<ipc::PhpPoolGrant>> php_pools = ipc::parsePhpPoolGrants(a);
-  if (!php_pools.ok()) return bad(php_pools.status().message());
+  ipc::HelloArgs::Attached& a = *hello->attached;
   AttachedState s;
-  s.slot = static_cast<uint32_t>(*slot);
-  s.stopping = *state == "stopping";
-  s.mode =
-      *mode == "single" ? common::config::WorkerMode::kSingle : common::config::WorkerMode::kMulti;
-  s.loops = static_cast<uint32_t>(*loops);
-  s.cpus = *cpu_set;
-  s.user = *user;
-  s.config = *config;
-  s.config_path = *config_path;
-  s.php_pools = std::move(php_pools).value();
+  s.stopping = a.stopping;
+  s.settings = std::move(a.settings);
   // Copies of its listeners, so a crash of this worker does not take its queue along.
-  bool complete = true;
-  for (const Json& l : *listeners) {
-    Result<uint64_t> loop = ipc::uintField(l, "loop");
-    Result<std::string> address = ipc::stringField(l, "address");
-    Result<uint64_t> port = ipc::uintField(l, "port");
-    Result<bool> tls = ipc::boolField(l, "tls");
-    Result<uint64_t> fd = ipc::uintField(l, "fd");
-    if (!loop.ok() || !address.ok() || !port.ok() || !tls.ok() || !fd.ok()) {
-      complete = false;
-      break;
-    }
-    Result<UniqueFd> copy = copyFdOf(pidfd_.get(), static_cast<int>(*fd));
-    if (!copy.ok() || boundPort(copy->get()) != *port) {
-      LOG_WARN("instance %s: cannot take listener %s of pid %d (%s); a replacement will bind anew",
-               launch_.instance.c_str(), address->c_str(), static_cast<int>(pid_),
-               copy.ok() ? "port mismatch" : copy.status().message().c_str());
-      complete = false;
-      break;
-    }
-    s.listeners.specs.push_back(
-        ListenerSpec{static_cast<uint32_t>(*loop), *address, static_cast<uint16_t>(*port), *tls});
-    s.listeners.fds.push_back(std::move(*copy));
+  Result<SlotListeners> copies = copyListeners(a.listeners);
+  if (copies.ok()) {
+    s.listeners = std::move(copies).value();
+  } else {
+    LOG_WARN("instance %s: cannot take the listeners of pid %d (%s); a replacement will bind anew",
+             launch_.settings.instance.c_str(), static_cast<int>(pid_),
+             copies.status().message().c_str());
   }
-  if (!complete) s.listeners = SlotListeners();
-  slot_ = s.slot;
-  cpus_ = s.cpus;
+  slot_ = s.settings.slot;
+  cpus_ = s.settings.cpus;
   attached_ = std::move(s);
   state_ = attached_.stopping ? State::kStopping : State::kReady;
-  if (timer_ != nullptr) uv_timer_stop(timer_);
+  timer_.stop();
   endpoint_->onClose([](const Status&) {});
   replier.ok();
   reportReady(common::okStatus());
 }
 
-// --- both --------------------------------------------------------------------------------
-
-void WorkerProcess::registerMetricsHandler() {
-  Status ok = endpoint_->registerHandler(
-      "metrics",
-      [this](const ipc::Message& m, std::vector<UniqueFd>, ipc::Replier) { onMetrics(m); });
-  (void)ok;  // a worker -> controller notification in the table
+Result<SlotListeners> WorkerProcess::copyListeners(
+    const std::vector<ipc::ListenerReport>& reported) {
+  SlotListeners out;
+  for (const ipc::ListenerReport& l : reported) {
+    Result<UniqueFd> copy = copyFdOf(pidfd_.get(), l.fd);
+    if (!copy.ok()) return copy.status();
+    if (boundPort(copy->get()) != l.spec.port) {
+      return common::invalidArgument("listener " + l.spec.address + ": port mismatch");
+    }
+    out.specs.push_back(l.spec);
+    out.fds.push_back(std::move(*copy));
+  }
+  return out;
 }
 
-// args: {pid, slot, metrics: MetricsSnapshot as common/metrics toJson writes it}.
-void WorkerProcess::onMetrics(const ipc::Message& notification) {
+// --- both --------------------------------------------------------------------------------
+
+void WorkerProcess::onMetrics(ipc::Incoming& request, ipc::Replier) {
   // Before ready (or an attach hello) the worker is not yet known to be this one.
   if (state_ != State::kReady && state_ != State::kStopping) return;
-  auto it = notification.args.find("metrics");
-  Result<common::metrics::MetricsSnapshot> s =
-      it == notification.args.end() ? Result<common::metrics::MetricsSnapshot>(
-                                          common::invalidArgument("metrics: no \"metrics\""))
-                                    : common::metrics::metricsFromJson(*it);
-  if (!s.ok()) {
+  Result<ipc::MetricsArgs> m = ipc::MetricsArgs::decode(request.args());
+  if (!m.ok()) {
     if (!bad_metrics_logged_) {
       LOG_WARN("instance %s: worker pid %d sent bad metrics (dropped): %s",
-               launch_.instance.c_str(), static_cast<int>(pid_), s.status().message().c_str());
+               launch_.settings.instance.c_str(), static_cast<int>(pid_),
+               m.status().message().c_str());
     }
     bad_metrics_logged_ = true;
     return;
   }
-  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, *s);
+  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, m->metrics);
 }
 
 void WorkerProcess::stop(uint64_t kill_after_ms) {
@@ -422,14 +343,14 @@ void WorkerProcess::stop(uint64_t kill_after_ms) {
   state_ = State::kStopping;
   bool asked = false;
   if (endpoint_ && endpoint_->isOpen() && !attaching) {
-    asked = endpoint_->request("stop", Json::object(), {}, [](Result<Json>) {}).ok();
+    asked = endpoint_->request(ipc::op::kStop, Json::object(), {}, [](Result<Json>) {}).ok();
   }
   if (!asked) ::kill(pid_, SIGTERM);
-  armTimer(kill_after_ms, [](WorkerProcess& self) {
-    if (self.state_ == State::kExited) return;
+  timer_.start(kill_after_ms, 0, [this] {
+    if (state_ == State::kExited) return;
     LOG_WARN("instance %s: worker pid %d did not stop in time; killing it",
-             self.launch_.instance.c_str(), static_cast<int>(self.pid_));
-    ::kill(self.pid_, SIGKILL);
+             launch_.settings.instance.c_str(), static_cast<int>(pid_));
+    ::kill(pid_, SIGKILL);
   });
 }
 
@@ -439,31 +360,27 @@ void WorkerProcess::kill() {
   ::kill(pid_, SIGKILL);
 }
 
-void WorkerProcess::reload(const std::string& config, const std::string& config_path,
-                           const std::vector<ipc::PhpPoolGrant>& php_pools,
-                           std::function<void(const Status&)> done) {
+void WorkerProcess::reload(const ipc::ReloadArgs& args, std::function<void(const Status&)> done) {
   if (!endpoint_ || !endpoint_->isOpen() || state_ != State::kReady) {
     return done(Status(StatusCode::kUnavailable,
                        "worker pid " + std::to_string(pid_) + " is not ready for a reload"));
   }
-  Json args = {{"config", config},
-               {"config_path", config_path},
-               {"php_pools", ipc::phpPoolGrantsJson(php_pools)}};
-  Status sent = endpoint_->request("reload", std::move(args), {},
-                                   [done](Result<Json> reply) { done(reply.status()); });
+  Status sent = endpoint_->request(ipc::op::kReload, args.encode(), {},
+                                   [this, args, done](Result<Json> reply) {
+                                     if (reply.ok()) {
+                                       launch_.settings.config = args.config;
+                                       launch_.settings.config_path = args.config_path;
+                                       launch_.settings.php_pools = args.php_pools;
+                                     }
+                                     done(reply.status());
+                                   });
   if (!sent.ok()) done(sent);
 }
 
 void WorkerProcess::detach() {
   endpoint_.reset();
-  closeAndDelete(pidfd_poll_);
-  closeAndDelete(timer_);
-}
-
-void WorkerProcess::onPidfd(uv_poll_t* handle, int status, int) {
-  auto* self = static_cast<WorkerProcess*>(handle->data);
-  (void)status;  // an error on a pidfd means the process is gone as well
-  self->onProcessExit();
+  exit_watch_.close();
+  timer_.close();
 }
 
 void WorkerProcess::onProcessExit() {
@@ -481,8 +398,8 @@ void WorkerProcess::onProcessExit() {
   exit_reported_ = true;
   State before = state_;
   state_ = State::kExited;
-  closeAndDelete(pidfd_poll_);
-  closeAndDelete(timer_);
+  exit_watch_.close();
+  timer_.close();
   endpoint_.reset();
   if (before == State::kStarting || before == State::kAttaching) {
     reportReady(Status(StatusCode::kFailedPrecondition, how + " before it was ready"));

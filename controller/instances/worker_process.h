@@ -1,10 +1,13 @@
 // WorkerProcess: the controller's handle on one scalwsd worker, spawned here or re-attached
-// after a controller restart. It speaks the worker's side of the conversation documented in
-// worker/server/instance_session.h:
+// after a controller restart. It speaks the controller's side of ipc/worker_messages.h:
 //   spawned:  worker hello -> config -> listeners (fds) -> worker ready
-//   attached: connect to the worker's attach socket -> worker hello {attached:true, ...}
+//   attached: connect to the worker's attach socket -> worker hello {attached, ...}
 // and later reload / stop. It watches the process through a pidfd, so exits are seen the
 // same way for children and for adopted workers (whose exit status is not ours to read).
+//
+// States: kStarting (spawned, until ready) or kAttaching (until the attach hello), then
+// kReady, kStopping once asked to stop (or found draining), kExited when the process is
+// gone. A worker that fails to start is killed at once (nothing to drain).
 //
 // Callbacks fire on the loop thread, never from inside a call on this object: on_ready once
 // (ok: the worker serves; an error: it will not, and it has been killed), on_exit once when
@@ -19,18 +22,18 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/config/site_config.h"
-#include "common/cpu_set.h"
 #include "common/metrics/metrics_snapshot.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "controller/instances/instance_listeners.h"
+#include "controller/instances/worker_spawn.h"
+#include "controller/loop_handles.h"
 #include "controller/state/records.h"
 #include "ipc/endpoint.h"
-#include "ipc/php_pool_grants.h"
+#include "ipc/handler_table.h"
+#include "ipc/worker_messages.h"
 
 namespace scalws::controller {
 
@@ -40,30 +43,16 @@ inline constexpr uint64_t kAttachTimeoutMs = 3'000;
 
 struct WorkerLaunch {
   std::string scalwsd;
-  std::string instance;
-  uint32_t slot = 0;
-  common::config::WorkerMode mode = common::config::WorkerMode::kMulti;
-  uint32_t loops = 1;
-  common::CpuSet cpus;
-  std::string user;
-  std::string config;
-  std::string config_path;
-  std::vector<ipc::PhpPoolGrant> php_pools;  // pool_binding.h
-  std::string tls_ticket_secret;             // ticket_secret.h; sent in hex when set
+  ipc::WorkerSettings settings;   // what the `config` message says
+  std::string tls_ticket_secret;  // ticket_secret.h; "" = none
+  uint64_t ready_timeout_ms = kReadyTimeoutMs;
 };
 
-// What a re-attached worker says it runs (its attach hello).
+// What a re-attached worker said it runs (its attach hello), and copies of its listeners
+// (pidfd_getfd; empty when they could not be taken).
 struct AttachedState {
-  uint32_t slot = 0;
   bool stopping = false;
-  common::config::WorkerMode mode = common::config::WorkerMode::kMulti;
-  uint32_t loops = 1;
-  common::CpuSet cpus;
-  std::string user;
-  std::string config;
-  std::string config_path;
-  std::vector<ipc::PhpPoolGrant> php_pools;
-  // Copies of its listeners (pidfd_getfd); empty when they could not be taken.
+  ipc::WorkerSettings settings;
   SlotListeners listeners;
 };
 
@@ -81,10 +70,18 @@ class WorkerProcess {
     std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&)> on_metrics;
   };
 
-  // Starts a worker. `listeners` are the fds to hand over (copies; the worker gets them).
+  // Starts a worker (worker_spawn.h). `listeners` are the fds to hand over (copies; the
+  // worker gets them).
   static common::Result<std::unique_ptr<WorkerProcess>> spawn(uv_loop_t* loop, WorkerLaunch launch,
                                                               SlotListeners listeners,
                                                               Callbacks callbacks);
+  // The same for a process already forked: `child` is spawnWorker's result (or, in tests,
+  // any child and one end of a socketpair).
+  static common::Result<std::unique_ptr<WorkerProcess>> converse(uv_loop_t* loop,
+                                                                 SpawnedWorker child,
+                                                                 WorkerLaunch launch,
+                                                                 SlotListeners listeners,
+                                                                 Callbacks callbacks);
   // Re-attaches to a worker a previous controller left (verifies it first, see
   // worker_probe.h). An error means it is not (or no longer) a worker we can trust.
   static common::Result<std::unique_ptr<WorkerProcess>> attach(uv_loop_t* loop,
@@ -98,16 +95,14 @@ class WorkerProcess {
   void stop(uint64_t kill_after_ms);
   void kill();  // SIGKILL now
   // Sends `reload`; `done` gets the worker's answer (or why it could not be asked).
-  void reload(const std::string& config, const std::string& config_path,
-              const std::vector<ipc::PhpPoolGrant>& php_pools,
-              std::function<void(const common::Status&)> done);
+  void reload(const ipc::ReloadArgs& args, std::function<void(const common::Status&)> done);
   // Lets go: closes the channel and stops watching; the process keeps serving and waits
   // for the next controller on its attach socket.
   void detach();
 
   pid_t pid() const { return pid_; }
   // The sandbox report the worker sent with `ready` (null for a re-attached worker).
-  const nlohmann::json& sandbox() const { return sandbox_; }
+  const ipc::Json& sandbox() const { return sandbox_; }
   uint32_t slot() const { return slot_; }
   State state() const { return state_; }
   bool isChild() const { return is_child_; }
@@ -118,33 +113,31 @@ class WorkerProcess {
   const AttachedState& attachedState() const { return attached_; }
   SlotListeners takeAttachedListeners() { return std::move(attached_.listeners); }
   const common::CpuSet& cpus() const { return cpus_; }
-  // Spawned workers: the config text they were started with.
-  const std::string& launchedConfig() const { return launch_.config; }
-  const std::vector<ipc::PhpPoolGrant>& launchedPools() const { return launch_.php_pools; }
+  // Spawned workers: what they were started with (a reload they took updates it).
+  const ipc::WorkerSettings& launched() const { return launch_.settings; }
   std::string_view stateName() const;
 
  private:
   WorkerProcess(uv_loop_t* loop, pid_t pid, common::UniqueFd pidfd, Callbacks callbacks);
 
   common::Status watchExit();
-  void armTimer(uint64_t ms, void (*fire)(WorkerProcess&));
-  void registerSpawnHandlers();
-  void registerAttachHandlers();
-  void registerMetricsHandler();
-  void onMetrics(const ipc::Message& notification);
-  void onSpawnHello(const ipc::Message& request, ipc::Replier replier);
+  void onSpawnHello(ipc::Incoming& request, ipc::Replier replier);
   void sendConfig();
   void sendListeners();
-  void onReady(const ipc::Message& request, ipc::Replier replier);
-  void onAttachHello(const ipc::Message& request, ipc::Replier replier);
+  void onReady(ipc::Incoming& request, ipc::Replier replier);
+  void onAttachHello(ipc::Incoming& request, ipc::Replier replier);
+  void onMetrics(ipc::Incoming& request, ipc::Replier replier);
+  common::Result<SlotListeners> copyListeners(const std::vector<ipc::ListenerReport>& reported);
   void failStart(const std::string& reason);
   void reportReady(const common::Status& status);
   void onProcessExit();
-  static void onPidfd(uv_poll_t* handle, int status, int events);
+
+  static const ipc::OpHandler<WorkerProcess> kSpawnHandlers[];
+  static const ipc::OpHandler<WorkerProcess> kAttachHandlers[];
 
   uv_loop_t* loop_;
   pid_t pid_;
-  nlohmann::json sandbox_;
+  ipc::Json sandbox_;
   common::UniqueFd pidfd_;
   Callbacks callbacks_;
   State state_ = State::kStarting;
@@ -157,14 +150,12 @@ class WorkerProcess {
   uint64_t started_mono_ms_ = 0;
   uint64_t start_ticks_ = 0;
   std::string attach_address_;
-  std::string attach_error_;
   common::CpuSet cpus_;
   std::unique_ptr<ipc::Endpoint> endpoint_;
-  uv_poll_t* pidfd_poll_ = nullptr;  // handles are heap-allocated, freed by close callbacks
-  uv_timer_t* timer_ = nullptr;
-  void (*timer_fire_)(WorkerProcess&) = nullptr;
+  FdWatch exit_watch_;
+  LoopTimer timer_;
 
-  WorkerLaunch launch_;      // spawned: what to send
+  WorkerLaunch launch_;      // spawned: what to send; attached: the instance name
   SlotListeners listeners_;  // spawned: handed over with `listeners`
   AttachedState attached_;   // attached: what it said
 };

@@ -22,12 +22,6 @@ using ipc::Json;
 
 namespace {
 
-constexpr const char* kOps[] = {"status",        "cpu.list",         "instance.list",
-                                "instance.show", "instance.logs",    "instance.add",
-                                "instance.set",  "instance.remove",  "instance.start",
-                                "instance.stop", "instance.restart", "instance.reload"};
-// The metrics reads, registered with the others (a list of their own merges more easily).
-constexpr const char* kMetricsOps[] = {"instance.metrics"};
 constexpr uint32_t kMaxCpus = 4096;
 constexpr int kMaxEvents = 1000;
 
@@ -80,32 +74,25 @@ ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runt
       pool_runtime_(pools),
       pools_(store, runtime, pools) {}
 
-void ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
-  std::vector<const char*> ops(std::begin(kOps), std::end(kOps));
-  ops.insert(ops.end(), std::begin(kMetricsOps), std::end(kMetricsOps));
-  for (const char* op : PoolHandlers::ops()) ops.push_back(op);
-  for (const char* op : ops) {
-    std::string name = op;
-    Status registered = endpoint.registerHandler(
-        name, [this, name](const ipc::Message& m, std::vector<common::UniqueFd>, ipc::Replier r) {
-          handle(name, m.args, std::move(r));
-        });
-    if (!registered.ok()) LOG_ERROR("%s", registered.message().c_str());
-  }
-}
+const ipc::OpHandler<ControlHandlers> ControlHandlers::kHandlers[] = {
+    {ipc::op::kStatus, &ControlHandlers::status},
+    {ipc::op::kCpuList, &ControlHandlers::cpuList},
+    {ipc::op::kInstanceList, &ControlHandlers::instanceList},
+    {ipc::op::kInstanceShow, &ControlHandlers::instanceShow},
+    {ipc::op::kInstanceLogs, &ControlHandlers::instanceLogs},
+    {ipc::op::kInstanceMetrics, &ControlHandlers::instanceMetrics},
+    {ipc::op::kInstanceAdd, &ControlHandlers::instanceAdd},
+    {ipc::op::kInstanceSet, &ControlHandlers::instanceSet},
+    {ipc::op::kInstanceRemove, &ControlHandlers::instanceRemove},
+    {ipc::op::kInstanceStart, &ControlHandlers::instanceStart},
+    {ipc::op::kInstanceStop, &ControlHandlers::instanceStop},
+    {ipc::op::kInstanceRestart, &ControlHandlers::instanceRestart},
+    {ipc::op::kInstanceReload, &ControlHandlers::instanceReload},
+};
 
-void ControlHandlers::handle(const std::string& op, const Json& args, ipc::Replier replier) {
-  if (op == "status") return status(std::move(replier));
-  if (op == "cpu.list") return cpuList(std::move(replier));
-  if (op == "instance.list") return instanceList(std::move(replier));
-  if (op == "instance.show") return instanceShow(args, std::move(replier));
-  if (op == "instance.logs") return instanceLogs(args, std::move(replier));
-  if (op == "instance.metrics") return instanceMetrics(args, std::move(replier));
-  if (op == "instance.add") return instanceAdd(args, std::move(replier));
-  if (op == "instance.set") return instanceSet(args, std::move(replier));
-  if (op == "instance.remove") return instanceRemove(args, std::move(replier));
-  if (PoolHandlers::handles(op)) return pools_.handle(op, args, std::move(replier));
-  return instanceAction(op, args, std::move(replier));
+Status ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
+  SCALWS_RETURN_IF_ERROR(ipc::registerHandlers<ControlHandlers>(endpoint, *this, kHandlers));
+  return pools_.registerOn(endpoint);
 }
 
 Json ControlHandlers::summary(const state::InstanceRecord& r) const {
@@ -129,7 +116,7 @@ void ControlHandlers::replySummary(const std::string& name, ipc::Replier replier
 
 // --- reads -------------------------------------------------------------------------------
 
-void ControlHandlers::status(ipc::Replier replier) {
+void ControlHandlers::status(In&, Out replier) {
   Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
   if (!all.ok()) return replier.fail(all.status());
   Json counts = {{"total", all->size()}, {"running", 0}, {"starting", 0},
@@ -156,7 +143,7 @@ void ControlHandlers::status(ipc::Replier replier) {
               {"instance_metrics", lines}});
 }
 
-void ControlHandlers::cpuList(ipc::Replier replier) {
+void ControlHandlers::cpuList(In&, Out replier) {
   Result<std::vector<cpu::CpuUsage>> usage = store_.cpuUsage();
   if (!usage.ok()) return replier.fail(usage.status());
   Json cpus = Json::array();
@@ -167,7 +154,7 @@ void ControlHandlers::cpuList(ipc::Replier replier) {
   replier.ok({{"cpus", cpus}});
 }
 
-void ControlHandlers::instanceList(ipc::Replier replier) {
+void ControlHandlers::instanceList(In&, Out replier) {
   Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
   if (!all.ok()) return replier.fail(all.status());
   Json list = Json::array();
@@ -175,7 +162,8 @@ void ControlHandlers::instanceList(ipc::Replier replier) {
   replier.ok({{"instances", list}});
 }
 
-void ControlHandlers::instanceShow(const Json& args, ipc::Replier replier) {
+void ControlHandlers::instanceShow(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Result<int> limit = eventLimit(args, "events", 10);
@@ -206,7 +194,8 @@ void ControlHandlers::instanceShow(const Json& args, ipc::Replier replier) {
   replier.ok(std::move(out));
 }
 
-void ControlHandlers::instanceLogs(const Json& args, ipc::Replier replier) {
+void ControlHandlers::instanceLogs(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Result<int> limit = eventLimit(args, "limit", 50);
@@ -220,7 +209,8 @@ void ControlHandlers::instanceLogs(const Json& args, ipc::Replier replier) {
   replier.ok({{"events", list}});
 }
 
-void ControlHandlers::instanceMetrics(const Json& args, ipc::Replier replier) {
+void ControlHandlers::instanceMetrics(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Result<uint64_t> since = optionalField<uint64_t>(
@@ -272,7 +262,8 @@ Result<std::string> ControlHandlers::checkedConfig(const std::string& name, cons
   return text;
 }
 
-void ControlHandlers::instanceAdd(const Json& args, ipc::Replier replier) {
+void ControlHandlers::instanceAdd(In& in, Out replier) {
+  const Json& args = in.args();
   state::NewInstance spec;
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
@@ -318,7 +309,8 @@ void ControlHandlers::instanceAdd(const Json& args, ipc::Replier replier) {
   replier.ok(summary(*record));
 }
 
-void ControlHandlers::instanceSet(const Json& args, ipc::Replier replier) {
+void ControlHandlers::instanceSet(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Result<state::InstanceRecord> existing = store_.getInstance(*name);
@@ -334,7 +326,8 @@ void ControlHandlers::instanceSet(const Json& args, ipc::Replier replier) {
   replier.ok(summary(*record));
 }
 
-void ControlHandlers::instanceRemove(const Json& args, ipc::Replier replier) {
+void ControlHandlers::instanceRemove(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Result<state::InstanceRecord> existing = store_.getInstance(*name);
@@ -382,34 +375,57 @@ void ControlHandlers::addPoolBindings(const state::InstanceRecord& record, Json&
   if (running && *running != grants) out["reload_pending"] = true;
 }
 
-void ControlHandlers::instanceAction(const std::string& op, const Json& args,
-                                     ipc::Replier replier) {
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<state::InstanceRecord> existing = store_.getInstance(*name);
-  if (!existing.ok()) return replier.fail(existing.status());
-  std::string n = *name;
-  auto shared = std::make_shared<ipc::Replier>(std::move(replier));
-  InstanceRuntime::Done done = [this, n, shared](const Status& s) {
+InstanceRuntime::Done ControlHandlers::summaryWhenDone(const Json& args, Out& out,
+                                                       std::string* name) {
+  Result<std::string> given = ipc::stringField(args, "name");
+  if (!given.ok()) {
+    out.fail(given.status());
+    return nullptr;
+  }
+  Result<state::InstanceRecord> existing = store_.getInstance(*given);
+  if (!existing.ok()) {
+    out.fail(existing.status());
+    return nullptr;
+  }
+  *name = *given;
+  auto shared = std::make_shared<ipc::Replier>(std::move(out));
+  return [this, n = *name, shared](const Status& s) {
     if (!s.ok()) return shared->fail(s);
     replySummary(n, std::move(*shared));
   };
-  auto desire = [this, n](state::DesiredState d) {
-    return [this, n, d] { return store_.setDesiredState(n, d); };
-  };
-  if (op == "instance.start") return runtime_.start(n, desire(state::DesiredState::kRunning), done);
-  if (op == "instance.restart") {
-    return runtime_.restart(n, desire(state::DesiredState::kRunning), done);
-  }
-  if (op == "instance.reload") return runtime_.reload(n, done);
-  if (op == "instance.stop") {
-    // The intent is stored first: a controller that dies half-way through the stop comes
-    // back knowing the operator wanted this instance stopped, and finishes the job.
-    Status stored = store_.setDesiredState(n, state::DesiredState::kStopped);
-    if (!stored.ok()) return shared->fail(stored);
-    return runtime_.stop(n, done);
-  }
-  shared->fail(ipc::errc::kUnknownOp, "no handler for " + op);
+}
+
+InstanceRuntime::Commit ControlHandlers::desire(const std::string& name, state::DesiredState d) {
+  return [this, name, d] { return store_.setDesiredState(name, d); };
+}
+
+void ControlHandlers::instanceStart(In& in, Out out) {
+  std::string name;
+  InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
+  if (done) runtime_.start(name, desire(name, state::DesiredState::kRunning), std::move(done));
+}
+
+void ControlHandlers::instanceRestart(In& in, Out out) {
+  std::string name;
+  InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
+  if (done) runtime_.restart(name, desire(name, state::DesiredState::kRunning), std::move(done));
+}
+
+void ControlHandlers::instanceReload(In& in, Out out) {
+  std::string name;
+  InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
+  if (done) runtime_.reload(name, std::move(done));
+}
+
+void ControlHandlers::instanceStop(In& in, Out out) {
+  std::string name;
+  InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
+  if (!done) return;
+  // The intent is stored first: a controller that dies half-way through the stop comes
+  // back knowing the operator wanted this instance stopped, and finishes the job.
+  Status stored = desire(name, state::DesiredState::kStopped)();
+  if (!stored.ok()) return done(stored);
+  runtime_.stop(name, std::move(done));
 }
 
 }  // namespace scalws::controller

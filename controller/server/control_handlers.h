@@ -47,6 +47,7 @@
 #include "controller/server/pool_handlers.h"
 #include "controller/state/state_store.h"
 #include "ipc/endpoint.h"
+#include "ipc/handler_table.h"
 
 namespace scalws::controller {
 
@@ -72,23 +73,30 @@ class ControlHandlers {
   // Where instance.metrics and the status lines read from (null: they report nothing).
   void setMetrics(MetricsCollector* metrics) { metrics_ = metrics; }
 
-  // Registers a handler for every op above on a scalwsctl connection.
-  void registerOn(ipc::Endpoint& endpoint);
-
-  // One request, as the endpoint hands it over (public for tests).
-  void handle(const std::string& op, const ipc::Json& args, ipc::Replier replier);
+  // Registers its handlers and the pool handlers' on a scalwsctl connection.
+  common::Status registerOn(ipc::Endpoint& endpoint);
 
  private:
-  void status(ipc::Replier replier);
-  void cpuList(ipc::Replier replier);
-  void instanceList(ipc::Replier replier);
-  void instanceShow(const ipc::Json& args, ipc::Replier replier);
-  void instanceLogs(const ipc::Json& args, ipc::Replier replier);
-  void instanceMetrics(const ipc::Json& args, ipc::Replier replier);
-  void instanceAdd(const ipc::Json& args, ipc::Replier replier);
-  void instanceSet(const ipc::Json& args, ipc::Replier replier);
-  void instanceRemove(const ipc::Json& args, ipc::Replier replier);
-  void instanceAction(const std::string& op, const ipc::Json& args, ipc::Replier replier);
+  using In = ipc::Incoming;
+  using Out = ipc::Replier;
+  void status(In& in, Out out);
+  void cpuList(In& in, Out out);
+  void instanceList(In& in, Out out);
+  void instanceShow(In& in, Out out);
+  void instanceLogs(In& in, Out out);
+  void instanceMetrics(In& in, Out out);
+  void instanceAdd(In& in, Out out);
+  void instanceSet(In& in, Out out);
+  void instanceRemove(In& in, Out out);
+  void instanceStart(In& in, Out out);
+  void instanceStop(In& in, Out out);
+  void instanceRestart(In& in, Out out);
+  void instanceReload(In& in, Out out);
+  // The named instance's Done: replies SUMMARY once the runtime is done, or the error.
+  // Fails `out` (and returns null) when args name no stored instance.
+  InstanceRuntime::Done summaryWhenDone(const ipc::Json& args, Out& out, std::string* name);
+  // Stores the operator's intent for `name` (run by the runtime once the operation is sure).
+  InstanceRuntime::Commit desire(const std::string& name, state::DesiredState desired);
 
   // The config in args, loaded, and checked against every other instance's addresses.
   common::Result<std::string> checkedConfig(const std::string& name, const ipc::Json& args,
@@ -105,6 +113,8 @@ class ControlHandlers {
   MetricsCollector* metrics_ = nullptr;
   PoolRuntime* pool_runtime_;
   PoolHandlers pools_;
+
+  static const ipc::OpHandler<ControlHandlers> kHandlers[];
 };
 
 ipc::Json eventJson(const state::EventRecord& event);

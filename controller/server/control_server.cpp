@@ -107,7 +107,8 @@ void ControlServer::acceptAll() {
       LOG_WARN("control connection: %s", endpoint.status().message().c_str());
       continue;
     }
-    handlers_.registerOn(**endpoint);
+    common::Status registered = handlers_.registerOn(**endpoint);
+    if (!registered.ok()) LOG_ERROR("control connection: %s", registered.message().c_str());
     // Freed at the next accept (sweep) or on close(); a closed endpoint holds no fd.
     (*endpoint)->onClose([](const common::Status&) {});
     connections_.push_back(std::move(endpoint).value());

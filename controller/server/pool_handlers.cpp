@@ -18,8 +18,6 @@ using ipc::Json;
 
 namespace {
 
-constexpr const char* kOps[] = {"pool.list",   "pool.show",   "pool.add",
-                                "pool.remove", "pool.assign", "pool.release"};
 constexpr uint64_t kMaxConns = 65535;
 constexpr uint64_t kMaxProcesses = 1024;
 
@@ -49,25 +47,14 @@ Result<uint64_t> boundedCount(const Json& args, std::string_view key, uint64_t m
 
 }  // namespace
 
-std::span<const char* const> PoolHandlers::ops() {
-  return kOps;
-}
+const ipc::OpHandler<PoolHandlers> PoolHandlers::kHandlers[] = {
+    {ipc::op::kPoolList, &PoolHandlers::list},     {ipc::op::kPoolShow, &PoolHandlers::show},
+    {ipc::op::kPoolAdd, &PoolHandlers::add},       {ipc::op::kPoolRemove, &PoolHandlers::remove},
+    {ipc::op::kPoolAssign, &PoolHandlers::assign}, {ipc::op::kPoolRelease, &PoolHandlers::release},
+};
 
-bool PoolHandlers::handles(std::string_view op) {
-  for (const char* o : kOps) {
-    if (op == o) return true;
-  }
-  return false;
-}
-
-void PoolHandlers::handle(const std::string& op, const Json& args, ipc::Replier replier) {
-  if (op == "pool.list") return list(std::move(replier));
-  if (op == "pool.show") return show(args, std::move(replier));
-  if (op == "pool.add") return add(args, std::move(replier));
-  if (op == "pool.remove") return remove(args, std::move(replier));
-  if (op == "pool.assign") return assign(args, std::move(replier));
-  if (op == "pool.release") return release(args, std::move(replier));
-  replier.fail(ipc::errc::kUnknownOp, "no handler for " + op);
+Status PoolHandlers::registerOn(ipc::Endpoint& endpoint) {
+  return ipc::registerHandlers<PoolHandlers>(endpoint, *this, kHandlers);
 }
 
 Json PoolHandlers::describe(const state::PoolRecord& p) {
@@ -102,7 +89,7 @@ Json PoolHandlers::describe(const state::PoolRecord& p) {
 
 // --- reads -------------------------------------------------------------------------------
 
-void PoolHandlers::list(ipc::Replier replier) {
+void PoolHandlers::list(In&, Out replier) {
   Result<std::vector<state::PoolRecord>> all = store_.listPools();
   if (!all.ok()) return replier.fail(all.status());
   Json pools = Json::array();
@@ -110,7 +97,8 @@ void PoolHandlers::list(ipc::Replier replier) {
   replier.ok({{"pools", pools}});
 }
 
-void PoolHandlers::show(const Json& args, ipc::Replier replier) {
+void PoolHandlers::show(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Result<state::PoolRecord> pool = store_.getPool(*name);
@@ -188,7 +176,8 @@ Result<state::PoolRecord> PoolHandlers::newPool(const Json& args) {
   return p;
 }
 
-void PoolHandlers::add(const Json& args, ipc::Replier replier) {
+void PoolHandlers::add(In& in, Out replier) {
+  const Json& args = in.args();
   Result<state::PoolRecord> pool = newPool(args);
   if (!pool.ok()) return replier.fail(pool.status());
   Status valid = state::validatePool(*pool);
@@ -220,7 +209,8 @@ void PoolHandlers::add(const Json& args, ipc::Replier replier) {
   });
 }
 
-void PoolHandlers::remove(const Json& args, ipc::Replier replier) {
+void PoolHandlers::remove(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Result<state::PoolRecord> pool = store_.getPool(*name);
@@ -259,7 +249,8 @@ void PoolHandlers::remove(const Json& args, ipc::Replier replier) {
   });
 }
 
-void PoolHandlers::assign(const Json& args, ipc::Replier replier) {
+void PoolHandlers::assign(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Result<std::string> instance = ipc::stringField(args, "instance");
@@ -285,7 +276,8 @@ void PoolHandlers::assign(const Json& args, ipc::Replier replier) {
   replier.ok(std::move(out));
 }
 
-void PoolHandlers::release(const Json& args, ipc::Replier replier) {
+void PoolHandlers::release(In& in, Out replier) {
+  const Json& args = in.args();
   Result<std::string> name = ipc::stringField(args, "name");
   if (!name.ok()) return replier.fail(name.status());
   Status released = store_.releasePool(*name);

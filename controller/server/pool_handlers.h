@@ -40,6 +40,7 @@
 #include "controller/pools/pool_runtime.h"
 #include "controller/state/state_store.h"
 #include "ipc/endpoint.h"
+#include "ipc/handler_table.h"
 
 namespace scalws::controller {
 
@@ -49,25 +50,28 @@ class PoolHandlers {
   PoolHandlers(state::StateStore& store, InstanceRuntime& instances, PoolRuntime* pools)
       : store_(store), instances_(instances), pools_(pools) {}
 
-  static std::span<const char* const> ops();
-  static bool handles(std::string_view op);
-  void handle(const std::string& op, const ipc::Json& args, ipc::Replier replier);
+  // Registers a handler for every pool.* op on a scalwsctl connection.
+  common::Status registerOn(ipc::Endpoint& endpoint);
 
   // POOL for `pool` as stored.
   ipc::Json describe(const state::PoolRecord& pool);
 
  private:
-  void list(ipc::Replier replier);
-  void show(const ipc::Json& args, ipc::Replier replier);
-  void add(const ipc::Json& args, ipc::Replier replier);
-  void remove(const ipc::Json& args, ipc::Replier replier);
-  void assign(const ipc::Json& args, ipc::Replier replier);
-  void release(const ipc::Json& args, ipc::Replier replier);
+  using In = ipc::Incoming;
+  using Out = ipc::Replier;
+  void list(In& in, Out out);
+  void show(In& in, Out out);
+  void add(In& in, Out out);
+  void remove(In& in, Out out);
+  void assign(In& in, Out out);
+  void release(In& in, Out out);
   common::Result<state::PoolRecord> newPool(const ipc::Json& args);
 
   state::StateStore& store_;
   InstanceRuntime& instances_;
   PoolRuntime* pools_;
+
+  static const ipc::OpHandler<PoolHandlers> kHandlers[];
 };
 
 }  // namespace scalws::controller

@@ -107,7 +107,7 @@ class PoolHandlersTest : public ::testing::Test {
     auto s = ipc::Endpoint::create(loop_.get(), std::move(pair->first), server);
     EXPECT_TRUE(s.ok());
     server_ = std::move(*s);
-    handlers_->registerOn(*server_);
+    EXPECT_TRUE(handlers_->registerOn(*server_).ok());
     ipc::EndpointOptions client;
     client.local = ipc::Role::kCtl;
     client.peer = ipc::Role::kController;
