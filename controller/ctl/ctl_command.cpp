@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/config/php_pool_address.h"
+#include "ipc/ops.h"
 
 namespace scalws::ctl {
 
@@ -66,7 +67,7 @@ bool parseCount(const std::string& text, uint64_t max, uint64_t& out) {
 }
 
 struct Spec {
-  std::string op;
+  std::string_view op;
   std::vector<std::string> words;  // positional arguments, as the args keys they fill
   bool write;
   std::set<std::string> options;  // the command's own options (beyond --socket, --json)
@@ -74,33 +75,33 @@ struct Spec {
 
 const std::map<std::string, Spec>& commands() {
   static const std::map<std::string, Spec> table = {
-      {"status", {"status", {}, false, {}}},
-      {"cpu list", {"cpu.list", {}, false, {}}},
-      {"instance list", {"instance.list", {}, false, {}}},
-      {"instance show", {"instance.show", {"name"}, false, {"--events"}}},
-      {"instance logs", {"instance.logs", {"name"}, false, {"--limit"}}},
-      {"instance metrics", {"instance.metrics", {"name"}, false, {"--since"}}},
+      {"status", {ipc::op::kStatus, {}, false, {}}},
+      {"cpu list", {ipc::op::kCpuList, {}, false, {}}},
+      {"instance list", {ipc::op::kInstanceList, {}, false, {}}},
+      {"instance show", {ipc::op::kInstanceShow, {"name"}, false, {"--events"}}},
+      {"instance logs", {ipc::op::kInstanceLogs, {"name"}, false, {"--limit"}}},
+      {"instance metrics", {ipc::op::kInstanceMetrics, {"name"}, false, {"--since"}}},
       {"instance add",
-       {"instance.add",
+       {ipc::op::kInstanceAdd,
         {"name"},
         true,
         {"--config", "--mode", "--cpus", "--user", "--shared-cpus"}}},
-      {"instance set", {"instance.set", {"name"}, true, {"--config"}}},
-      {"instance remove", {"instance.remove", {"name"}, true, {}}},
-      {"instance start", {"instance.start", {"name"}, true, {}}},
-      {"instance stop", {"instance.stop", {"name"}, true, {}}},
-      {"instance restart", {"instance.restart", {"name"}, true, {}}},
-      {"instance reload", {"instance.reload", {"name"}, true, {}}},
-      {"pool list", {"pool.list", {}, false, {}}},
-      {"pool show", {"pool.show", {"name"}, false, {}}},
+      {"instance set", {ipc::op::kInstanceSet, {"name"}, true, {"--config"}}},
+      {"instance remove", {ipc::op::kInstanceRemove, {"name"}, true, {}}},
+      {"instance start", {ipc::op::kInstanceStart, {"name"}, true, {}}},
+      {"instance stop", {ipc::op::kInstanceStop, {"name"}, true, {}}},
+      {"instance restart", {ipc::op::kInstanceRestart, {"name"}, true, {}}},
+      {"instance reload", {ipc::op::kInstanceReload, {"name"}, true, {}}},
+      {"pool list", {ipc::op::kPoolList, {}, false, {}}},
+      {"pool show", {ipc::op::kPoolShow, {"name"}, false, {}}},
       {"pool add",
-       {"pool.add",
+       {ipc::op::kPoolAdd,
         {"name"},
         true,
         {"--address", "--max-conns", "--managed", "--user", "--processes", "--php-fpm"}}},
-      {"pool remove", {"pool.remove", {"name"}, true, {}}},
-      {"pool assign", {"pool.assign", {"name", "instance"}, true, {"--as"}}},
-      {"pool release", {"pool.release", {"name"}, true, {}}},
+      {"pool remove", {ipc::op::kPoolRemove, {"name"}, true, {}}},
+      {"pool assign", {ipc::op::kPoolAssign, {"name", "instance"}, true, {"--as"}}},
+      {"pool release", {ipc::op::kPoolRelease, {"name"}, true, {}}},
   };
   return table;
 }
@@ -276,7 +277,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     std::string what = words[0] + (words.size() > 1 ? " " + words[1] : "");
     return usage("unknown command '" + what + "'");
   }
-  cmd.op = spec->op;
+  cmd.op = std::string(spec->op);
   cmd.write = spec->write;
   if (words.size() < used + spec->words.size()) {
     return usage(cmd.op + " needs " + wordsUsage(cmd.op, spec->words));
@@ -294,7 +295,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     auto it = options.find(name);
     return it == options.end() ? nullptr : &it->second;
   };
-  if (cmd.op == "instance.add" || cmd.op == "instance.set") {
+  if (cmd.op == ipc::op::kInstanceAdd || cmd.op == ipc::op::kInstanceSet) {
     const std::string* config = get("--config");
     if (config == nullptr) return usage(cmd.op + " needs --config FILE");
     cmd.config_file = *config;
@@ -310,7 +311,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     if (!parseCount(*cpus, 4096, n)) return usage("--cpus needs a count from 1 to 4096");
     cmd.args["cpus"] = n;
   }
-  if (cmd.op == "pool.add") {
+  if (cmd.op == ipc::op::kPoolAdd) {
     common::Status pool = parsePoolAdd(options, cmd.args);
     if (!pool.ok()) return pool;
     return cmd;
