@@ -9,6 +9,8 @@
 namespace scalws::controller {
 
 using common::Result;
+using common::metrics::addCounters;
+using common::metrics::metricsIncrease;
 using state::MetricsResolution;
 using state::MetricsRow;
 
@@ -89,8 +91,8 @@ void MetricsCollector::rollUp10s(int64_t boundary_ms) {
   for (auto& [name, m] : instances_) {
     MetricsSnapshot increase = m.closeBucket(boundary_ms);
     // A stopped instance writes nothing, rather than a row of zeros every 10 s.
-    if (m.liveWorkers() == 0 && isZero(increase)) continue;
-    rows.push_back(toMetricsRow(name, boundary_ms - kBucketMs, increase));
+    if (m.liveWorkers() == 0 && increase == MetricsSnapshot()) continue;
+    rows.push_back(MetricsRow{name, boundary_ms - kBucketMs, increase});
   }
   if (rows.empty()) return;
   Result<int64_t> written = store_.insertMetrics(MetricsResolution::k10s, rows);
@@ -174,7 +176,7 @@ Result<MetricsCollector::Window> MetricsCollector::window(const std::string& ins
   Result<MetricsSnapshot> stored =
       fromRows(instance, start, rows_to, span_ms > kTenSecondRowsUpToMs);
   if (!stored.ok()) return stored.status();
-  if (!isZero(*stored)) w.known = true;
+  if (*stored != MetricsSnapshot()) w.known = true;
   if (it == instances_.end()) {
     w.figures = *stored;
     w.figures.conn_active = 0;  // nothing runs that we know of
@@ -203,7 +205,7 @@ Result<MetricsSnapshot> MetricsCollector::fromRows(const std::string& instance, 
     tens_from = std::max(tens_from, minutes_to);
   }
   SCALWS_RETURN_IF_ERROR(add(MetricsResolution::k10s, tens_from, to_ms));
-  return fromMetricsRow(sum);
+  return sum.figures;
 }
 
 std::vector<std::pair<std::string, MetricsSnapshot>> MetricsCollector::totals() const {

@@ -2,6 +2,10 @@
 
 namespace scalws::controller {
 
+using common::metrics::countersWentBack;
+using common::metrics::foldEnded;
+using common::metrics::metricsIncrease;
+
 InstanceMetrics::InstanceMetrics(int64_t created_ms) {
   Sample origin{created_ms, MetricsSnapshot()};
   recent_.push_back(origin);

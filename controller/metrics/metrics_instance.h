@@ -22,9 +22,11 @@
 #include <deque>
 #include <map>
 
-#include "controller/metrics/metrics_snapshot_ops.h"
+#include "common/metrics/metrics_snapshot.h"
 
 namespace scalws::controller {
+
+using common::metrics::MetricsSnapshot;
 
 class InstanceMetrics {
  public:

@@ -7,16 +7,17 @@
 
 namespace scalws::controller {
 
-using common::metrics::Action;
-using common::metrics::actionName;
-using common::metrics::kActionCount;
+using common::metrics::FieldKind;
+using common::metrics::FieldUnit;
+using common::metrics::kLabelledFields;
 using common::metrics::kLatencyBuckets;
+using common::metrics::kScalarFields;
+using common::metrics::LabelledField;
 using common::metrics::latencyBucketUpperUs;
 using common::metrics::MetricsSnapshot;
+using common::metrics::ScalarField;
 
 namespace {
-
-constexpr const char* kClassNames[5] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
 
 // Microseconds as seconds, exactly: "0.000001", "67.108864".
 std::string micros(uint64_t us) {
@@ -30,7 +31,7 @@ std::string micros(uint64_t us) {
 
 class Writer {
  public:
-  void family(const char* name, const char* type, const char* help) {
+  void family(std::string_view name, std::string_view type, std::string_view help) {
     out_ += "# HELP ";
     out_ += name;
     out_ += ' ';
@@ -42,13 +43,13 @@ class Writer {
     out_ += '\n';
   }
   // name{instance="..."[,key="value"]} value
-  void sample(std::string_view name, const std::string& instance, const char* key,
+  void sample(std::string_view name, const std::string& instance, std::string_view key,
               std::string_view value_label, std::string_view value) {
     out_ += name;
     out_ += "{instance=\"";
     out_ += prometheusLabelValue(instance);
     out_ += '"';
-    if (key != nullptr) {
+    if (!key.empty()) {
       out_ += ',';
       out_ += key;
       out_ += "=\"";
@@ -60,60 +61,12 @@ class Writer {
     out_ += '\n';
   }
   void sample(std::string_view name, const std::string& instance, uint64_t value) {
-    sample(name, instance, nullptr, "", std::to_string(value));
+    sample(name, instance, {}, "", std::to_string(value));
   }
   std::string take() { return std::move(out_); }
 
  private:
   std::string out_;
-};
-
-struct Scalar {
-  const char* name;
-  const char* type;
-  const char* help;
-  uint64_t MetricsSnapshot::*member;
-  bool micros;  // a µs counter exposed in seconds
-};
-
-constexpr Scalar kScalars[] = {
-    {"scalws_received_bytes_total", "counter", "Bytes read from clients.",
-     &MetricsSnapshot::bytes_in, false},
-    {"scalws_sent_bytes_total", "counter", "Bytes written to clients.", &MetricsSnapshot::bytes_out,
-     false},
-    {"scalws_connections_accepted_total", "counter", "Client connections accepted.",
-     &MetricsSnapshot::conn_accepted, false},
-    {"scalws_connections_closed_total", "counter", "Client connections closed.",
-     &MetricsSnapshot::conn_closed, false},
-    {"scalws_connections_active", "gauge", "Client connections open now.",
-     &MetricsSnapshot::conn_active, false},
-    {"scalws_tls_handshakes_total", "counter", "TLS handshakes completed.",
-     &MetricsSnapshot::tls_handshakes, false},
-    {"scalws_open_file_cache_hits_total", "counter", "Static files found in the open-file cache.",
-     &MetricsSnapshot::file_cache_hits, false},
-    {"scalws_open_file_cache_misses_total", "counter", "Static files not in the open-file cache.",
-     &MetricsSnapshot::file_cache_misses, false},
-    {"scalws_upstream_connects_total", "counter", "New connections to proxy upstreams.",
-     &MetricsSnapshot::upstream_connects, false},
-    {"scalws_upstream_reuses_total", "counter", "Requests on a kept upstream connection.",
-     &MetricsSnapshot::upstream_reuses, false},
-    {"scalws_upstream_errors_total", "counter", "Upstream connection or protocol errors.",
-     &MetricsSnapshot::upstream_errors, false},
-    {"scalws_php_connects_total", "counter", "New connections to the PHP pool.",
-     &MetricsSnapshot::php_connects, false},
-    {"scalws_php_reuses_total", "counter", "Requests on a kept PHP pool connection.",
-     &MetricsSnapshot::php_reuses, false},
-    {"scalws_php_errors_total", "counter",
-     "PHP requests that failed at the pool (unreachable, protocol error, timeout, queue full).",
-     &MetricsSnapshot::php_errors, false},
-    {"scalws_php_waits_total", "counter", "Requests that queued for a PHP pool connection.",
-     &MetricsSnapshot::php_waits, false},
-    {"scalws_php_wait_seconds_total", "counter", "Time requests queued for the PHP pool.",
-     &MetricsSnapshot::php_wait_us, true},
-    {"scalws_cpu_seconds_total", "counter", "CPU time (user + system) of the workers.",
-     &MetricsSnapshot::cpu_us, true},
-    {"scalws_resident_memory_bytes", "gauge", "Resident memory of the live workers.",
-     &MetricsSnapshot::rss_bytes, false},
 };
 
 }  // namespace
@@ -137,26 +90,22 @@ std::string prometheusLabelValue(std::string_view value) {
 
 std::string renderPrometheus(const std::vector<PrometheusInstance>& instances) {
   Writer w;
-  w.family("scalws_requests_total", "counter", "Requests answered, by status class.");
-  for (const PrometheusInstance& i : instances) {
-    for (size_t c = 0; c < 5; ++c) {
-      w.sample("scalws_requests_total", i.name, "class", kClassNames[c],
-               std::to_string(i.total.requests_by_class[c]));
-    }
-  }
-  w.family("scalws_action_requests_total", "counter",
-           "Requests answered, by the route action that answered.");
-  for (const PrometheusInstance& i : instances) {
-    for (size_t a = 0; a < kActionCount; ++a) {
-      w.sample("scalws_action_requests_total", i.name, "action", actionName(static_cast<Action>(a)),
-               std::to_string(i.total.requests_by_action[a]));
-    }
-  }
-  for (const Scalar& s : kScalars) {
-    w.family(s.name, s.type, s.help);
+  for (const LabelledField& f : kLabelledFields) {
+    w.family(f.prometheus, "counter", f.help);
     for (const PrometheusInstance& i : instances) {
-      uint64_t v = i.total.*s.member;
-      w.sample(s.name, i.name, nullptr, "", s.micros ? micros(v) : std::to_string(v));
+      std::span<const uint64_t> values = f.read(i.total);
+      for (size_t l = 0; l < values.size(); ++l) {
+        w.sample(f.prometheus, i.name, f.label, f.labels[l], std::to_string(values[l]));
+      }
+    }
+  }
+  for (const ScalarField& f : kScalarFields) {
+    if (f.prometheus.empty()) continue;  // part of another family
+    w.family(f.prometheus, f.kind == FieldKind::kGauge ? "gauge" : "counter", f.help);
+    for (const PrometheusInstance& i : instances) {
+      uint64_t v = i.total.*f.member;
+      w.sample(f.prometheus, i.name, {}, "",
+               f.unit == FieldUnit::kMicros ? micros(v) : std::to_string(v));
     }
   }
   w.family("scalws_worker_processes", "gauge", "Worker processes whose figures are counted.");
@@ -179,8 +128,7 @@ std::string renderPrometheus(const std::vector<PrometheusInstance>& instances) {
     cumulative += i.total.latency[kLatencyBuckets - 1];
     w.sample("scalws_request_duration_seconds_bucket", i.name, "le", "+Inf",
              std::to_string(cumulative));
-    w.sample("scalws_request_duration_seconds_sum", i.name, nullptr, "",
-             micros(i.total.latency_sum_us));
+    w.sample("scalws_request_duration_seconds_sum", i.name, {}, "", micros(i.total.latency_sum_us));
     w.sample("scalws_request_duration_seconds_count", i.name, cumulative);
   }
   return w.take();

@@ -7,15 +7,10 @@
 
 namespace scalws::controller {
 
-using common::metrics::Action;
-using common::metrics::actionName;
-using common::metrics::kActionCount;
 using common::metrics::latencyPercentileUs;
 using ipc::Json;
 
 namespace {
-
-constexpr const char* kClassNames[5] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
 
 // Rates and fractions to 4 decimals: what a person or a script needs, without float noise.
 double rounded(double v) {
@@ -41,10 +36,12 @@ Json figuresJson(const MetricsCollector::Window& w) {
   double secs = seconds(w);
   uint64_t requests = s.requests();
   Json classes = Json::object();
-  for (size_t i = 0; i < 5; ++i) classes[kClassNames[i]] = s.requests_by_class[i];
+  for (size_t i = 0; i < s.requests_by_class.size(); ++i) {
+    classes[std::string(common::metrics::kClassLabels[i])] = s.requests_by_class[i];
+  }
   Json actions = Json::object();
-  for (size_t i = 0; i < kActionCount; ++i) {
-    actions[std::string(actionName(static_cast<Action>(i)))] = s.requests_by_action[i];
+  for (size_t i = 0; i < s.requests_by_action.size(); ++i) {
+    actions[std::string(common::metrics::kActionLabels[i])] = s.requests_by_action[i];
   }
   uint64_t lookups = s.file_cache_hits + s.file_cache_misses;
   Json out = {

@@ -63,7 +63,7 @@ class MetricsCollectorTest : public state::StoreTest {
 
   static uint64_t requests(const MetricsRow& r) {
     uint64_t n = 0;
-    for (uint64_t c : r.requests_by_class) n += c;
+    for (uint64_t c : r.figures.requests_by_class) n += c;
     return n;
   }
 
@@ -78,15 +78,15 @@ TEST_F(MetricsCollectorTest, TenSecondRowsHoldTheIncreaseAndTheLastGauges) {
   EXPECT_EQ(tens[0].bucket_ms, kMinuteStart);
   EXPECT_EQ(tens[1].bucket_ms, kMinuteStart + 10 * kSecond);
   // Closed at k = 10 and k = 20.
-  EXPECT_EQ(tens[0].requests_by_class[1], 30u);
-  EXPECT_EQ(tens[0].requests_by_class[4], 2u);
-  EXPECT_EQ(tens[1].requests_by_class[1], 30u);
-  EXPECT_EQ(tens[1].requests_by_class[4], 2u);
-  EXPECT_EQ(tens[1].bytes_out, 50u * 32);
-  EXPECT_EQ(tens[1].latency_buckets.size(), 13u);
-  EXPECT_EQ(tens[1].latency_buckets[12], 32u);
-  EXPECT_EQ(tens[1].conn_active, 0u);  // 20 % 4, at the end of the bucket
-  EXPECT_EQ(tens[1].rss_bytes, 20u << 20);
+  EXPECT_EQ(tens[0].figures.requests_by_class[1], 30u);
+  EXPECT_EQ(tens[0].figures.requests_by_class[4], 2u);
+  EXPECT_EQ(tens[1].figures.requests_by_class[1], 30u);
+  EXPECT_EQ(tens[1].figures.requests_by_class[4], 2u);
+  EXPECT_EQ(tens[1].figures.bytes_out, 50u * 32);
+  EXPECT_EQ(tens[1].figures.latency[12], 32u);
+  EXPECT_EQ(tens[1].figures.latency[13], 0u);
+  EXPECT_EQ(tens[1].figures.conn_active, 0u);  // 20 % 4, at the end of the bucket
+  EXPECT_EQ(tens[1].figures.rss_bytes, 20u << 20);
   // The idle instance sent nothing and wrote nothing.
   EXPECT_EQ(count("SELECT COUNT(*) FROM metrics_10s WHERE instance = 'idle'"), 0);
 }
@@ -99,13 +99,13 @@ TEST_F(MetricsCollectorTest, MinuteRowsMergeTheSixTenSecondRows) {
   std::vector<MetricsRow> minutes = rows(MetricsResolution::k1m);
   ASSERT_EQ(minutes.size(), 1u);
   EXPECT_EQ(minutes[0].bucket_ms, kMinuteStart);
-  EXPECT_EQ(minutes[0].requests_by_class[1], 60u * 60u);
+  EXPECT_EQ(minutes[0].figures.requests_by_class[1], 60u * 60u);
   MetricsRow merged;
   merged.instance = "web";
   merged.bucket_ms = kMinuteStart;
   for (const MetricsRow& r : tens) state::mergeMetrics(merged, r);
   EXPECT_EQ(minutes[0], merged);
-  EXPECT_EQ(minutes[0].rss_bytes, 60u);  // the last 10 s row's gauge
+  EXPECT_EQ(minutes[0].figures.rss_bytes, 60u);  // the last 10 s row's gauge
 }
 
 TEST_F(MetricsCollectorTest, AKilledWorkerLeavesEveryRowAndTheTotalGrowing) {
@@ -162,11 +162,11 @@ TEST_F(MetricsCollectorTest, PruneDropsRowsOlderThanTheirRetention) {
   int64_t now = clock_.now();
   for (int64_t age : {2 * kDay, 25 * kHour, 23 * kHour}) {
     int64_t b = (now - age) / 10'000 * 10'000;
-    old_tens.push_back(toMetricsRow("web", b, totals(1)));
+    old_tens.push_back(MetricsRow{"web", b, totals(1)});
   }
   for (int64_t age : {40 * kDay, 31 * kDay, 29 * kDay}) {
     int64_t b = (now - age) / kMinute * kMinute;
-    old_minutes.push_back(toMetricsRow("web", b, totals(1)));
+    old_minutes.push_back(MetricsRow{"web", b, totals(1)});
   }
   ASSERT_TRUE(store_.insertMetrics(MetricsResolution::k10s, old_tens).ok());
   ASSERT_TRUE(store_.insertMetrics(MetricsResolution::k1m, old_minutes).ok());
@@ -236,7 +236,7 @@ TEST_F(MetricsCollectorTest, AWeekReadsMinuteRowsOfAPreviousRun) {
   std::vector<MetricsRow> minutes;
   int64_t now = clock_.now();
   for (int day = 1; day <= 6; ++day) {
-    minutes.push_back(toMetricsRow("web", (now - day * kDay) / kMinute * kMinute, totals(100)));
+    minutes.push_back(MetricsRow{"web", (now - day * kDay) / kMinute * kMinute, totals(100)});
   }
   ASSERT_TRUE(store_.insertMetrics(MetricsResolution::k1m, minutes).ok());
   MetricsCollector c = collector();
