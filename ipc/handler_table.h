@@ -9,9 +9,10 @@
 //   };
 //   SCALWS_RETURN_IF_ERROR(ipc::registerHandlers(endpoint, *this, kHandlers));
 //
-// A handler gets the request with the fds that arrived with it (its own from then on) and
-// a Replier; the owner must outlive the endpoint's use of it (it owns the endpoint, or
-// closes it first).
+// A row names one of two kinds of handler: one that answers at once returns its result
+// (Result<Json>: the reply, or the error reply), one that answers later gets the request
+// with the fds that arrived with it (its own from then on) and a Replier. The owner must
+// outlive the endpoint's use of it (it owns the endpoint, or closes it first).
 #pragma once
 
 #include <span>
@@ -35,8 +36,15 @@ struct Incoming {
 
 template <typename Owner>
 struct OpHandler {
+  using Later = void (Owner::*)(Incoming& request, Replier replier);
+  using Now = common::Result<Json> (Owner::*)(const Json& args);
+
+  constexpr OpHandler(std::string_view name, Later handler) : op(name), later(handler) {}
+  constexpr OpHandler(std::string_view name, Now handler) : op(name), now(handler) {}
+
   std::string_view op;
-  void (Owner::*handle)(Incoming& request, Replier replier);
+  Later later = nullptr;
+  Now now = nullptr;
 };
 
 // Registers every row of `table` on `endpoint`, calling into `owner`. Stops at the first
@@ -45,12 +53,12 @@ template <typename Owner>
 common::Status registerHandlers(Endpoint& endpoint, Owner& owner,
                                 std::span<const OpHandler<Owner>> table) {
   for (const OpHandler<Owner>& row : table) {
-    auto handle = row.handle;
     Owner* self = &owner;
     SCALWS_RETURN_IF_ERROR(endpoint.registerHandler(
-        row.op, [self, handle](const Message& m, std::vector<common::UniqueFd> fds, Replier r) {
+        row.op, [self, row](const Message& m, std::vector<common::UniqueFd> fds, Replier r) {
+          if (row.now != nullptr) return r.answer((self->*row.now)(m.args));
           Incoming request{m, std::move(fds)};
-          (self->*handle)(request, std::move(r));
+          (self->*row.later)(request, std::move(r));
         }));
   }
   return common::okStatus();

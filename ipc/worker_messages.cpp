@@ -107,13 +107,9 @@ Result<WorkerSettings> settingsFrom(const Json& args) {
   s.slot = *slot;
   Result<std::string> mode = stringField(args, "mode");
   if (!mode.ok()) return mode.status();
-  if (*mode == "multi") {
-    s.mode = WorkerMode::kMulti;
-  } else if (*mode == "single") {
-    s.mode = WorkerMode::kSingle;
-  } else {
-    return common::invalidArgument("\"mode\" must be \"multi\" or \"single\"");
-  }
+  Result<WorkerMode> parsed = parseWorkerMode(*mode);
+  if (!parsed.ok()) return parsed.status();
+  s.mode = *parsed;
   Result<uint32_t> loops = boundedUint(args, "loops", kMaxWorkerLoops);
   if (!loops.ok()) return loops.status();
   if (*loops == 0) return common::invalidArgument("\"loops\" must be at least 1");
@@ -146,6 +142,12 @@ Result<WorkerSettings> settingsFrom(const Json& args) {
 
 std::string_view workerModeName(WorkerMode mode) {
   return mode == WorkerMode::kSingle ? "single" : "multi";
+}
+
+Result<WorkerMode> parseWorkerMode(std::string_view name) {
+  if (name == "multi") return WorkerMode::kMulti;
+  if (name == "single") return WorkerMode::kSingle;
+  return common::invalidArgument("mode must be multi or single, not '" + std::string(name) + "'");
 }
 
 // --- hello -------------------------------------------------------------------------------

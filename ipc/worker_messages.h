@@ -134,5 +134,6 @@ struct MetricsArgs {
 };
 
 std::string_view workerModeName(common::config::WorkerMode mode);  // "multi" | "single"
+common::Result<common::config::WorkerMode> parseWorkerMode(std::string_view name);
 
 }  // namespace scalws::ipc

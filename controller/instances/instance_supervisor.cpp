@@ -28,19 +28,9 @@ InstanceSupervisor::~InstanceSupervisor() {
 }
 
 std::string_view InstanceSupervisor::stateName() const {
-  switch (state_) {
-    case State::kStopped:
-      return "stopped";
-    case State::kStarting:
-      return "starting";
-    case State::kRunning:
-      return "running";
-    case State::kStopping:
-      return "stopping";
-    case State::kFailed:
-      return "failed";
-  }
-  return "unknown";
+  // In State's order.
+  static constexpr std::string_view kNames[] = {"stopped", "starting", "running", "stopping", "failed"};
+  return kNames[static_cast<size_t>(state_)];
 }
 
 bool InstanceSupervisor::runningConfigDiffers() const {

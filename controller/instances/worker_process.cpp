@@ -66,19 +66,9 @@ WorkerProcess::~WorkerProcess() {
 }
 
 std::string_view WorkerProcess::stateName() const {
-  switch (state_) {
-    case State::kAttaching:
-      return "attaching";
-    case State::kStarting:
-      return "starting";
-    case State::kReady:
-      return "ready";
-    case State::kStopping:
-      return "stopping";
-    case State::kExited:
-      return "exited";
-  }
-  return "unknown";
+  // In State's order.
+  static constexpr std::string_view kNames[] = {"attaching", "starting", "ready", "stopping", "exited"};
+  return kNames[static_cast<size_t>(state_)];
 }
 
 Status WorkerProcess::watchExit() {

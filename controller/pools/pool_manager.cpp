@@ -1,7 +1,5 @@
 #include "controller/pools/pool_manager.h"
 
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +8,7 @@
 
 #include "common/log.h"
 #include "controller/deferred_call.h"
+#include "controller/system_accounts.h"
 
 namespace scalws::controller {
 
@@ -18,32 +17,6 @@ using common::Status;
 using common::StatusCode;
 
 namespace {
-
-struct Account {
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::string group;  // the name of its primary group
-};
-
-Result<Account> lookUpUser(const std::string& user) {
-  struct passwd pw;
-  struct passwd* found = nullptr;
-  char buf[4096];
-  if (getpwnam_r(user.c_str(), &pw, buf, sizeof(buf), &found) != 0 || found == nullptr) {
-    return common::notFound("no user '" + user + "' on this host");
-  }
-  Account a;
-  a.uid = pw.pw_uid;
-  a.gid = pw.pw_gid;
-  struct group gr;
-  struct group* gfound = nullptr;
-  char gbuf[4096];
-  if (getgrgid_r(pw.pw_gid, &gr, gbuf, sizeof(gbuf), &gfound) != 0 || gfound == nullptr) {
-    return common::notFound("user '" + user + "' has no named primary group");
-  }
-  a.group = gr.gr_name;
-  return a;
-}
 
 Status makeDir(const std::string& dir, mode_t mode) {
   std::error_code ec;
@@ -160,18 +133,15 @@ Status PoolManager::prepare(const std::string& name) {
 void PoolManager::applySocketOwnership(const Entry& entry) {
   const std::string path = socketPathOf(entry.record);
   Result<Account> owner = lookUpUser(entry.record.managed_user);
-  struct group gr;
-  struct group* found = nullptr;
-  char buf[4096];
-  if (!owner.ok() || getgrnam_r(entry.socket_group.c_str(), &gr, buf, sizeof(buf), &found) != 0 ||
-      found == nullptr) {
+  Result<gid_t> group = lookUpGroup(entry.socket_group);
+  if (!owner.ok() || !group.ok()) {
     LOG_WARN("pool %s: cannot resolve the owner of %s", entry.record.name.c_str(), path.c_str());
     return;
   }
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;  // not up yet
-  if (st.st_uid == owner->uid && st.st_gid == gr.gr_gid && (st.st_mode & 07777) == 0660) return;
-  if (::lchown(path.c_str(), owner->uid, gr.gr_gid) != 0 || ::chmod(path.c_str(), 0660) != 0) {
+  if (st.st_uid == owner->uid && st.st_gid == *group && (st.st_mode & 07777) == 0660) return;
+  if (::lchown(path.c_str(), owner->uid, *group) != 0 || ::chmod(path.c_str(), 0660) != 0) {
     LOG_WARN("pool %s: cannot give %s to group %s: %s", entry.record.name.c_str(), path.c_str(),
              entry.socket_group.c_str(), strerror(errno));
     return;

@@ -144,19 +144,9 @@ PoolProcess::~PoolProcess() {
 }
 
 std::string_view PoolProcess::stateName() const {
-  switch (state_) {
-    case State::kStopped:
-      return "stopped";
-    case State::kStarting:
-      return "starting";
-    case State::kRunning:
-      return "running";
-    case State::kBackoff:
-      return "restarting";
-    case State::kStopping:
-      return "stopping";
-  }
-  return "unknown";
+  // In State's order.
+  static constexpr std::string_view kNames[] = {"stopped", "starting", "running", "restarting", "stopping"};
+  return kNames[static_cast<size_t>(state_)];
 }
 
 ipc::Json PoolProcess::status() const {

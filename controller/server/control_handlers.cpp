@@ -1,14 +1,9 @@
+// ControlHandlers: the table of ops, and the reads (status, cpu.list, instance.list|show|
+// logs|metrics). The writes are in instance_writes.cpp.
 #include "controller/server/control_handlers.h"
 
-#include <pwd.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <iterator>
-#include <memory>
-#include <vector>
 
-#include "common/log.h"
 #include "controller/instances/instance_config.h"
 #include "controller/metrics/metrics_report.h"
 #include "controller/pools/pool_binding.h"
@@ -17,13 +12,11 @@ namespace scalws::controller {
 
 using common::Result;
 using common::Status;
-using common::StatusCode;
 using ipc::Json;
 
 namespace {
 
-constexpr uint32_t kMaxCpus = 4096;
-constexpr int kMaxEvents = 1000;
+constexpr uint64_t kMaxEvents = 1000;
 
 int64_t wallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -31,48 +24,23 @@ int64_t wallMs() {
       .count();
 }
 
-bool userExists(const std::string& user) {
-  struct passwd pw;
-  struct passwd* found = nullptr;
-  char buf[4096];
-  return getpwnam_r(user.c_str(), &pw, buf, sizeof(buf), &found) == 0 && found != nullptr;
-}
-
-// An optional field of args: absent is fine, present must have the right type.
-template <typename T>
-Result<T> optionalField(const Json& args, std::string_view key, T fallback,
-                        Result<T> (*read)(const Json&, std::string_view)) {
-  if (!args.contains(key)) return fallback;
-  return read(args, key);
-}
-
 Result<int> eventLimit(const Json& args, std::string_view key, int fallback) {
-  Result<uint64_t> n =
-      optionalField<uint64_t>(args, key, static_cast<uint64_t>(fallback), &ipc::uintField);
-  if (!n.ok()) return n.status();
-  if (*n > kMaxEvents) {
+  SCALWS_ASSIGN_OR_RETURN(uint64_t n, ipc::optionalUint(args, key, fallback));
+  if (n > kMaxEvents) {
     return common::invalidArgument("\"" + std::string(key) + "\" must be at most " +
                                    std::to_string(kMaxEvents));
   }
-  return static_cast<int>(*n);
+  return static_cast<int>(n);
+}
+
+template <typename T, typename F>
+Json arrayOf(const std::vector<T>& items, F describe) {
+  Json out = Json::array();
+  for (const T& item : items) out.push_back(describe(item));
+  return out;
 }
 
 }  // namespace
-
-Json eventJson(const state::EventRecord& event) {
-  return {{"id", event.id},
-          {"time_ms", event.time_ms},
-          {"kind", event.kind},
-          {"message", event.message}};
-}
-
-ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runtime,
-                                 ControllerInfo info, PoolRuntime* pools)
-    : store_(store),
-      runtime_(runtime),
-      info_(std::move(info)),
-      pool_runtime_(pools),
-      pools_(store, runtime, pools) {}
 
 const ipc::OpHandler<ControlHandlers> ControlHandlers::kHandlers[] = {
     {ipc::op::kStatus, &ControlHandlers::status},
@@ -90,9 +58,29 @@ const ipc::OpHandler<ControlHandlers> ControlHandlers::kHandlers[] = {
     {ipc::op::kInstanceReload, &ControlHandlers::instanceReload},
 };
 
+Json eventJson(const state::EventRecord& event) {
+  return {{"id", event.id},
+          {"time_ms", event.time_ms},
+          {"kind", event.kind},
+          {"message", event.message}};
+}
+
+ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runtime,
+                                 ControllerInfo info, PoolRuntime* pools)
+    : store_(store),
+      runtime_(runtime),
+      info_(std::move(info)),
+      pool_runtime_(pools),
+      pools_(store, runtime, pools) {}
+
 Status ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
   SCALWS_RETURN_IF_ERROR(ipc::registerHandlers<ControlHandlers>(endpoint, *this, kHandlers));
   return pools_.registerOn(endpoint);
+}
+
+Result<state::InstanceRecord> ControlHandlers::namedInstance(const Json& args) {
+  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
+  return store_.getInstance(name);
 }
 
 Json ControlHandlers::summary(const state::InstanceRecord& r) const {
@@ -108,29 +96,27 @@ Json ControlHandlers::summary(const state::InstanceRecord& r) const {
           {"process_count", runtime_.processCount(r.name)}};
 }
 
-void ControlHandlers::replySummary(const std::string& name, ipc::Replier replier) {
-  Result<state::InstanceRecord> record = store_.getInstance(name);
-  if (!record.ok()) return replier.fail(record.status());
-  replier.ok(summary(*record));
+Result<Json> ControlHandlers::summaryOf(const std::string& name) {
+  SCALWS_ASSIGN_OR_RETURN(state::InstanceRecord record, store_.getInstance(name));
+  return summary(record);
 }
 
 // --- reads -------------------------------------------------------------------------------
 
-void ControlHandlers::status(In&, Out replier) {
-  Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
-  if (!all.ok()) return replier.fail(all.status());
-  Json counts = {{"total", all->size()}, {"running", 0}, {"starting", 0},
-                 {"stopping", 0},        {"stopped", 0}, {"failed", 0}};
+Result<Json> ControlHandlers::status(const Json&) {
+  SCALWS_ASSIGN_OR_RETURN(std::vector<state::InstanceRecord> all, store_.listInstances());
+  Json counts = {{"total", all.size()}, {"running", 0}, {"starting", 0},
+                 {"stopping", 0},       {"stopped", 0}, {"failed", 0}};
   size_t processes = 0;
   Json lines = Json::array();
-  for (const state::InstanceRecord& r : *all) {
+  for (const state::InstanceRecord& r : all) {
     std::string s = runtime_.runtimeState(r.name);
     if (counts.contains(s)) counts[s] = counts[s].get<int>() + 1;
     processes += runtime_.processCount(r.name);
     if (metrics_ != nullptr) lines.push_back(statusLineJson(*metrics_, r.name, s));
   }
   int64_t now = wallMs();
-  replier.ok({{"version", info_.version},
+  return Json{{"version", info_.version},
               {"pid", info_.pid},
               {"state_dir", info_.state_dir},
               {"socket", info_.socket_path},
@@ -140,208 +126,71 @@ void ControlHandlers::status(In&, Out replier) {
               {"reserved_cpus", info_.reserved_cpus.toString()},
               {"instances", counts},
               {"processes", processes},
-              {"instance_metrics", lines}});
+              {"instance_metrics", lines}};
 }
 
-void ControlHandlers::cpuList(In&, Out replier) {
-  Result<std::vector<cpu::CpuUsage>> usage = store_.cpuUsage();
-  if (!usage.ok()) return replier.fail(usage.status());
-  Json cpus = Json::array();
-  for (const cpu::CpuUsage& u : *usage) {
-    cpus.push_back(
-        {{"cpu", u.cpu}, {"in_host", u.in_host}, {"exclusive", u.exclusive}, {"shared", u.shared}});
-  }
-  replier.ok({{"cpus", cpus}});
+Result<Json> ControlHandlers::cpuList(const Json&) {
+  SCALWS_ASSIGN_OR_RETURN(std::vector<cpu::CpuUsage> usage, store_.cpuUsage());
+  return Json{{"cpus", arrayOf(usage, [](const cpu::CpuUsage& u) {
+                 return Json{{"cpu", u.cpu},
+                             {"in_host", u.in_host},
+                             {"exclusive", u.exclusive},
+                             {"shared", u.shared}};
+               })}};
 }
 
-void ControlHandlers::instanceList(In&, Out replier) {
-  Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
-  if (!all.ok()) return replier.fail(all.status());
-  Json list = Json::array();
-  for (const state::InstanceRecord& r : *all) list.push_back(summary(r));
-  replier.ok({{"instances", list}});
+Result<Json> ControlHandlers::instanceList(const Json&) {
+  SCALWS_ASSIGN_OR_RETURN(std::vector<state::InstanceRecord> all, store_.listInstances());
+  return Json{
+      {"instances", arrayOf(all, [this](const state::InstanceRecord& r) { return summary(r); })}};
 }
 
-void ControlHandlers::instanceShow(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<int> limit = eventLimit(args, "events", 10);
-  if (!limit.ok()) return replier.fail(limit.status());
-  Result<state::InstanceRecord> record = store_.getInstance(*name);
-  if (!record.ok()) return replier.fail(record.status());
-  Json out = summary(*record);
-  out["config_path"] = record->config_path;
-  std::optional<common::config::SiteConfig> running = runtime_.runningSite(*name);
+Result<Json> ControlHandlers::instanceShow(const Json& args) {
+  SCALWS_ASSIGN_OR_RETURN(state::InstanceRecord record, namedInstance(args));
+  SCALWS_ASSIGN_OR_RETURN(int limit, eventLimit(args, "events", 10));
+  SCALWS_ASSIGN_OR_RETURN(std::vector<state::EventRecord> events,
+                          store_.recentEvents(record.name, limit));
+  Json out = summary(record);
+  out["config_path"] = record.config_path;
+  std::optional<common::config::SiteConfig> running = runtime_.runningSite(record.name);
   if (running) {
     out["config"] = configSummary(*running);
   } else {
     Result<common::config::SiteConfig> stored =
-        loadInstanceConfig(record->config, record->config_path);
+        loadInstanceConfig(record.config, record.config_path);
     out["config"] =
         stored.ok() ? configSummary(*stored) : Json{{"error", stored.status().message()}};
   }
-  out["reload_pending"] = runtime_.reloadPending(*name);
-  addPoolBindings(*record, out);
-  out["created_ms"] = record->created_ms;
-  out["updated_ms"] = record->updated_ms;
-  out["processes"] = runtime_.processes(*name);
-  Result<std::vector<state::EventRecord>> events = store_.recentEvents(*name, *limit);
-  if (!events.ok()) return replier.fail(events.status());
-  Json list = Json::array();
-  for (const state::EventRecord& e : *events) list.push_back(eventJson(e));
-  out["events"] = list;
-  replier.ok(std::move(out));
+  out["reload_pending"] = runtime_.reloadPending(record.name);
+  addPoolBindings(record, out);
+  out["created_ms"] = record.created_ms;
+  out["updated_ms"] = record.updated_ms;
+  out["processes"] = runtime_.processes(record.name);
+  out["events"] = arrayOf(events, eventJson);
+  return out;
 }
 
-void ControlHandlers::instanceLogs(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<int> limit = eventLimit(args, "limit", 50);
-  if (!limit.ok()) return replier.fail(limit.status());
-  Result<state::InstanceRecord> record = store_.getInstance(*name);
-  if (!record.ok()) return replier.fail(record.status());
-  Result<std::vector<state::EventRecord>> events = store_.recentEvents(*name, *limit);
-  if (!events.ok()) return replier.fail(events.status());
-  Json list = Json::array();
-  for (const state::EventRecord& e : *events) list.push_back(eventJson(e));
-  replier.ok({{"events", list}});
+Result<Json> ControlHandlers::instanceLogs(const Json& args) {
+  SCALWS_ASSIGN_OR_RETURN(state::InstanceRecord record, namedInstance(args));
+  SCALWS_ASSIGN_OR_RETURN(int limit, eventLimit(args, "limit", 50));
+  SCALWS_ASSIGN_OR_RETURN(std::vector<state::EventRecord> events,
+                          store_.recentEvents(record.name, limit));
+  return Json{{"events", arrayOf(events, eventJson)}};
 }
 
-void ControlHandlers::instanceMetrics(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<uint64_t> since = optionalField<uint64_t>(
-      args, "since_ms", static_cast<uint64_t>(kDefaultMetricsSinceMs), &ipc::uintField);
-  if (!since.ok()) return replier.fail(since.status());
-  if (*since < 1000 || *since > static_cast<uint64_t>(kMaxMetricsSinceMs)) {
-    return replier.fail(ipc::errc::kInvalidArgument, "\"since_ms\" must be from 1 s to 31 days");
+Result<Json> ControlHandlers::instanceMetrics(const Json& args) {
+  SCALWS_ASSIGN_OR_RETURN(state::InstanceRecord record, namedInstance(args));
+  SCALWS_ASSIGN_OR_RETURN(uint64_t since,
+                          ipc::optionalUint(args, "since_ms", kDefaultMetricsSinceMs));
+  if (since < 1000 || since > static_cast<uint64_t>(kMaxMetricsSinceMs)) {
+    return common::invalidArgument("\"since_ms\" must be from 1 s to 31 days");
   }
-  Result<state::InstanceRecord> record = store_.getInstance(*name);
-  if (!record.ok()) return replier.fail(record.status());
   if (metrics_ == nullptr) {
-    return replier.fail(ipc::errc::kFailed, "this controller collects no metrics");
+    return Status(common::StatusCode::kFailedPrecondition, "this controller collects no metrics");
   }
-  Result<Json> out =
-      instanceMetricsJson(*metrics_, *name, runtime_.runtimeState(*name),
-                          runtime_.processCount(*name), static_cast<int64_t>(*since));
-  if (!out.ok()) return replier.fail(out.status());
-  replier.ok(std::move(*out));
-}
-
-// --- writes ------------------------------------------------------------------------------
-
-Result<std::string> ControlHandlers::checkedConfig(const std::string& name, const Json& args,
-                                                   std::string* config_path) {
-  Result<std::string> text = ipc::stringField(args, "config");
-  if (!text.ok()) return text.status();
-  Result<std::string> path = ipc::stringField(args, "config_path");
-  if (!path.ok()) return path.status();
-  if (path->empty() || path->front() != '/') {
-    return common::invalidArgument("\"config_path\" must be an absolute path");
-  }
-  Result<common::config::SiteConfig> site = loadInstanceConfig(*text, *path);
-  if (!site.ok()) return site.status();
-  Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
-  if (!all.ok()) return all.status();
-  for (const state::InstanceRecord& other : *all) {
-    if (other.name == name) continue;
-    std::optional<std::string> clash;
-    Result<common::config::SiteConfig> stored = loadInstanceConfig(other.config, other.config_path);
-    if (stored.ok()) clash = listenOverlap(*site, *stored);
-    std::optional<common::config::SiteConfig> running = runtime_.runningSite(other.name);
-    if (!clash && running) clash = listenOverlap(*site, *running);
-    if (clash) {
-      return Status(StatusCode::kAlreadyExists,
-                    "address " + *clash + " is already used by instance " + other.name);
-    }
-  }
-  *config_path = *path;
-  return text;
-}
-
-void ControlHandlers::instanceAdd(In& in, Out replier) {
-  const Json& args = in.args();
-  state::NewInstance spec;
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Status valid = state::validateName("instance", *name);
-  if (!valid.ok()) return replier.fail(valid);
-  spec.name = *name;
-
-  Result<std::string> mode = optionalField<std::string>(args, "mode", "multi", &ipc::stringField);
-  if (!mode.ok()) return replier.fail(mode.status());
-  Result<common::config::WorkerMode> parsed_mode = state::parseWorkerMode(*mode);
-  if (!parsed_mode.ok()) return replier.fail(parsed_mode.status());
-  spec.mode = *parsed_mode;
-
-  Result<uint64_t> cpus = optionalField<uint64_t>(args, "cpus", 1, &ipc::uintField);
-  if (!cpus.ok()) return replier.fail(cpus.status());
-  if (*cpus == 0 || *cpus > kMaxCpus) {
-    return replier.fail(ipc::errc::kInvalidArgument,
-                        "\"cpus\" must be 1 to " + std::to_string(kMaxCpus));
-  }
-  spec.cpus = static_cast<uint32_t>(*cpus);
-
-  Result<bool> shared = optionalField<bool>(args, "shared_cpus", false, &ipc::boolField);
-  if (!shared.ok()) return replier.fail(shared.status());
-  spec.shared_cpus = *shared;
-
-  Result<std::string> user =
-      optionalField<std::string>(args, "user", kDefaultInstanceUser, &ipc::stringField);
-  if (!user.ok()) return replier.fail(user.status());
-  if (user->empty() || !userExists(*user)) {
-    return replier.fail(ipc::errc::kInvalidArgument, "no user '" + *user + "' on this host");
-  }
-  spec.user = *user;
-
-  Result<std::string> config = checkedConfig(spec.name, args, &spec.config_path);
-  if (!config.ok()) return replier.fail(config.status());
-  spec.config = std::move(config).value();
-
-  Result<state::InstanceRecord> record = store_.addInstance(spec);
-  if (!record.ok()) return replier.fail(record.status());
-  LOG_INFO("instance %s added (mode %s, CPUs %s, user %s)", spec.name.c_str(), mode->c_str(),
-           record->assigned_cpus.toString().c_str(), spec.user.c_str());
-  runtime_.instanceStored(*record);
-  replier.ok(summary(*record));
-}
-
-void ControlHandlers::instanceSet(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<state::InstanceRecord> existing = store_.getInstance(*name);
-  if (!existing.ok()) return replier.fail(existing.status());
-  std::string path;
-  Result<std::string> config = checkedConfig(*name, args, &path);
-  if (!config.ok()) return replier.fail(config.status());
-  Status stored = store_.setInstanceConfig(*name, *config, path);
-  if (!stored.ok()) return replier.fail(stored);
-  Result<state::InstanceRecord> record = store_.getInstance(*name);
-  if (!record.ok()) return replier.fail(record.status());
-  runtime_.instanceStored(*record);
-  replier.ok(summary(*record));
-}
-
-void ControlHandlers::instanceRemove(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<state::InstanceRecord> existing = store_.getInstance(*name);
-  if (!existing.ok()) return replier.fail(existing.status());
-  auto shared = std::make_shared<ipc::Replier>(std::move(replier));
-  std::string n = *name;
-  runtime_.remove(
-      n, [this, n] { return store_.removeInstance(n); },
-      [this, shared](const Status& s) {
-        if (!s.ok()) return shared->fail(s);
-        // Its pools were released with it: their sockets go back to their own users.
-        if (pool_runtime_ != nullptr) pool_runtime_->assignmentsChanged();
-        shared->ok();
-      });
+  const std::string& name = record.name;
+  return instanceMetricsJson(*metrics_, name, runtime_.runtimeState(name),
+                             runtime_.processCount(name), static_cast<int64_t>(since));
 }
 
 void ControlHandlers::addPoolBindings(const state::InstanceRecord& record, Json& out) {
@@ -373,59 +222,6 @@ void ControlHandlers::addPoolBindings(const state::InstanceRecord& record, Json&
   out["unbound_pools"] = unbound;
   std::optional<std::vector<ipc::PhpPoolGrant>> running = runtime_.runningPools(record.name);
   if (running && *running != grants) out["reload_pending"] = true;
-}
-
-InstanceRuntime::Done ControlHandlers::summaryWhenDone(const Json& args, Out& out,
-                                                       std::string* name) {
-  Result<std::string> given = ipc::stringField(args, "name");
-  if (!given.ok()) {
-    out.fail(given.status());
-    return nullptr;
-  }
-  Result<state::InstanceRecord> existing = store_.getInstance(*given);
-  if (!existing.ok()) {
-    out.fail(existing.status());
-    return nullptr;
-  }
-  *name = *given;
-  auto shared = std::make_shared<ipc::Replier>(std::move(out));
-  return [this, n = *name, shared](const Status& s) {
-    if (!s.ok()) return shared->fail(s);
-    replySummary(n, std::move(*shared));
-  };
-}
-
-InstanceRuntime::Commit ControlHandlers::desire(const std::string& name, state::DesiredState d) {
-  return [this, name, d] { return store_.setDesiredState(name, d); };
-}
-
-void ControlHandlers::instanceStart(In& in, Out out) {
-  std::string name;
-  InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
-  if (done) runtime_.start(name, desire(name, state::DesiredState::kRunning), std::move(done));
-}
-
-void ControlHandlers::instanceRestart(In& in, Out out) {
-  std::string name;
-  InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
-  if (done) runtime_.restart(name, desire(name, state::DesiredState::kRunning), std::move(done));
-}
-
-void ControlHandlers::instanceReload(In& in, Out out) {
-  std::string name;
-  InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
-  if (done) runtime_.reload(name, std::move(done));
-}
-
-void ControlHandlers::instanceStop(In& in, Out out) {
-  std::string name;
-  InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
-  if (!done) return;
-  // The intent is stored first: a controller that dies half-way through the stop comes
-  // back knowing the operator wanted this instance stopped, and finishes the job.
-  Status stored = desire(name, state::DesiredState::kStopped)();
-  if (!stored.ok()) return done(stored);
-  runtime_.stop(name, std::move(done));
 }
 
 }  // namespace scalws::controller

@@ -79,19 +79,22 @@ class ControlHandlers {
  private:
   using In = ipc::Incoming;
   using Out = ipc::Replier;
-  void status(In& in, Out out);
-  void cpuList(In& in, Out out);
-  void instanceList(In& in, Out out);
-  void instanceShow(In& in, Out out);
-  void instanceLogs(In& in, Out out);
-  void instanceMetrics(In& in, Out out);
-  void instanceAdd(In& in, Out out);
-  void instanceSet(In& in, Out out);
+  using Reply = common::Result<ipc::Json>;
+  Reply status(const ipc::Json& args);
+  Reply cpuList(const ipc::Json& args);
+  Reply instanceList(const ipc::Json& args);
+  Reply instanceShow(const ipc::Json& args);
+  Reply instanceLogs(const ipc::Json& args);
+  Reply instanceMetrics(const ipc::Json& args);
+  Reply instanceAdd(const ipc::Json& args);
+  Reply instanceSet(const ipc::Json& args);
   void instanceRemove(In& in, Out out);
   void instanceStart(In& in, Out out);
   void instanceStop(In& in, Out out);
   void instanceRestart(In& in, Out out);
   void instanceReload(In& in, Out out);
+  // The instance args["name"] names, as stored.
+  common::Result<state::InstanceRecord> namedInstance(const ipc::Json& args);
   // The named instance's Done: replies SUMMARY once the runtime is done, or the error.
   // Fails `out` (and returns null) when args name no stored instance.
   InstanceRuntime::Done summaryWhenDone(const ipc::Json& args, Out& out, std::string* name);
@@ -104,8 +107,8 @@ class ControlHandlers {
   ipc::Json summary(const state::InstanceRecord& record) const;
   // php_pools, unbound_pools and whether the running pools differ from the stored ones.
   void addPoolBindings(const state::InstanceRecord& record, ipc::Json& out);
-  // Replies SUMMARY of `name` as stored now, or the error.
-  void replySummary(const std::string& name, ipc::Replier replier);
+  // SUMMARY of `name` as stored now.
+  Reply summaryOf(const std::string& name);
 
   state::StateStore& store_;
   InstanceRuntime& runtime_;

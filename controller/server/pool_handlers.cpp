@@ -1,6 +1,5 @@
 #include "controller/server/pool_handlers.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <memory>
@@ -8,6 +7,7 @@
 #include "common/config/php_pool_address.h"
 #include "common/log.h"
 #include "controller/pools/pool_binding.h"
+#include "controller/system_accounts.h"
 
 namespace scalws::controller {
 
@@ -25,24 +25,36 @@ Status bad(const std::string& message) {
   return common::invalidArgument(message);
 }
 
-Result<uid_t> userId(const std::string& user) {
-  struct passwd pw;
-  struct passwd* found = nullptr;
-  char buf[4096];
-  if (user.empty() || getpwnam_r(user.c_str(), &pw, buf, sizeof(buf), &found) != 0 ||
-      found == nullptr) {
-    return bad("no user '" + user + "' on this host");
-  }
-  return pw.pw_uid;
-}
-
 Result<uint64_t> boundedCount(const Json& args, std::string_view key, uint64_t max) {
-  Result<uint64_t> n = ipc::uintField(args, key);
-  if (!n.ok()) return n.status();
-  if (*n == 0 || *n > max) {
+  SCALWS_ASSIGN_OR_RETURN(uint64_t n, ipc::uintField(args, key));
+  if (n == 0 || n > max) {
     return bad("\"" + std::string(key) + "\" must be 1 to " + std::to_string(max));
   }
-  return *n;
+  return n;
+}
+
+// Ok unless `args` holds one of `keys`, which then `why`.
+Status refuseKeys(const Json& args, std::initializer_list<const char*> keys, const char* why) {
+  for (const char* key : keys) {
+    if (args.contains(key)) return bad("\"" + std::string(key) + "\" " + why);
+  }
+  return Status();
+}
+
+Result<state::PoolRecord> externalPool(const std::string& name, const Json& args) {
+  SCALWS_RETURN_IF_ERROR(
+      refuseKeys(args, {"user", "processes", "php_fpm"}, "is for managed pools"));
+  state::PoolRecord p;
+  p.name = name;
+  SCALWS_ASSIGN_OR_RETURN(p.address, ipc::stringField(args, "address"));
+  common::config::PhpPoolConfig parsed;
+  Status valid = common::config::parsePhpPoolAddress(p.address, parsed);
+  if (!valid.ok()) return bad("pool " + p.name + ": address: " + valid.message());
+  if (args.contains("max_conns")) {
+    SCALWS_ASSIGN_OR_RETURN(uint64_t n, boundedCount(args, "max_conns", kMaxConns));
+    p.max_conns = static_cast<uint32_t>(n);
+  }
+  return p;
 }
 
 }  // namespace
@@ -89,86 +101,56 @@ Json PoolHandlers::describe(const state::PoolRecord& p) {
 
 // --- reads -------------------------------------------------------------------------------
 
-void PoolHandlers::list(In&, Out replier) {
-  Result<std::vector<state::PoolRecord>> all = store_.listPools();
-  if (!all.ok()) return replier.fail(all.status());
+Result<Json> PoolHandlers::list(const Json&) {
+  SCALWS_ASSIGN_OR_RETURN(std::vector<state::PoolRecord> all, store_.listPools());
   Json pools = Json::array();
-  for (const state::PoolRecord& p : *all) pools.push_back(describe(p));
-  replier.ok({{"pools", pools}});
+  for (const state::PoolRecord& p : all) pools.push_back(describe(p));
+  return Json{{"pools", pools}};
 }
 
-void PoolHandlers::show(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<state::PoolRecord> pool = store_.getPool(*name);
-  if (!pool.ok()) return replier.fail(pool.status());
-  replier.ok(describe(*pool));
+Result<Json> PoolHandlers::show(const Json& args) {
+  SCALWS_ASSIGN_OR_RETURN(state::PoolRecord pool, namedPool(args));
+  return describe(pool);
+}
+
+Result<state::PoolRecord> PoolHandlers::namedPool(const Json& args) {
+  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
+  return store_.getPool(name);
 }
 
 // --- writes ------------------------------------------------------------------------------
 
 Result<state::PoolRecord> PoolHandlers::newPool(const Json& args) {
-  state::PoolRecord p;
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return name.status();
-  SCALWS_RETURN_IF_ERROR(state::validateName("pool", *name));
-  p.name = *name;
-  bool managed = false;
-  if (args.contains("managed")) {
-    Result<bool> flag = ipc::boolField(args, "managed");
-    if (!flag.ok()) return flag.status();
-    managed = *flag;
-  }
-  auto refuse = [&](std::initializer_list<const char*> keys, const char* why) -> Status {
-    for (const char* key : keys) {
-      if (args.contains(key)) return bad("\"" + std::string(key) + "\" " + why);
-    }
-    return Status();
-  };
-  if (!managed) {
-    SCALWS_RETURN_IF_ERROR(refuse({"user", "processes", "php_fpm"}, "is for managed pools"));
-    Result<std::string> address = ipc::stringField(args, "address");
-    if (!address.ok()) return address.status();
-    common::config::PhpPoolConfig parsed;
-    Status valid = common::config::parsePhpPoolAddress(*address, parsed);
-    if (!valid.ok()) return bad("pool " + p.name + ": address: " + valid.message());
-    p.address = *address;
-    if (args.contains("max_conns")) {
-      Result<uint64_t> n = boundedCount(args, "max_conns", kMaxConns);
-      if (!n.ok()) return n.status();
-      p.max_conns = static_cast<uint32_t>(*n);
-    }
-    return p;
-  }
+  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
+  SCALWS_RETURN_IF_ERROR(state::validateName("pool", name));
+  SCALWS_ASSIGN_OR_RETURN(bool managed, ipc::optionalBool(args, "managed", false));
+  if (!managed) return externalPool(name, args);
   if (pools_ == nullptr) {
     return Status(StatusCode::kFailedPrecondition, "this controller runs no managed pools");
   }
   SCALWS_RETURN_IF_ERROR(
-      refuse({"address", "max_conns"}, "is chosen by the controller for a managed pool"));
-  if (p.name == "global") return bad("a managed pool cannot be named 'global' (php-fpm's own)");
-  Result<std::string> user = ipc::stringField(args, "user");
-  if (!user.ok()) return user.status();
-  Result<uid_t> uid = userId(*user);
-  if (!uid.ok()) return uid.status();
-  if (*uid == 0) return bad("a managed pool never runs PHP as root; name another --user");
-  Result<uint64_t> processes = boundedCount(args, "processes", kMaxProcesses);
-  if (!processes.ok()) return processes.status();
+      refuseKeys(args, {"address", "max_conns"}, "is chosen by the controller for a managed pool"));
+  if (name == "global") return bad("a managed pool cannot be named 'global' (php-fpm's own)");
+  state::PoolRecord p;
+  p.name = name;
+  p.managed = true;
+  SCALWS_ASSIGN_OR_RETURN(p.managed_user, ipc::stringField(args, "user"));
+  Result<Account> account = lookUpUser(p.managed_user);
+  if (!account.ok()) return bad(account.status().message());
+  if (account->uid == 0) return bad("a managed pool never runs PHP as root; name another --user");
+  SCALWS_ASSIGN_OR_RETURN(uint64_t processes, boundedCount(args, "processes", kMaxProcesses));
+  p.processes = static_cast<uint32_t>(processes);
+  p.max_conns = p.processes;  // a kept connection holds a child: pm = static, max_children
   if (args.contains("php_fpm")) {
-    Result<std::string> php_fpm = ipc::stringField(args, "php_fpm");
-    if (!php_fpm.ok()) return php_fpm.status();
-    if (php_fpm->empty() || php_fpm->front() != '/' || ::access(php_fpm->c_str(), X_OK) != 0) {
-      return bad("php-fpm '" + *php_fpm + "' is not an executable absolute path");
+    SCALWS_ASSIGN_OR_RETURN(p.php_fpm_path, ipc::stringField(args, "php_fpm"));
+    if (p.php_fpm_path.empty() || p.php_fpm_path.front() != '/' ||
+        ::access(p.php_fpm_path.c_str(), X_OK) != 0) {
+      return bad("php-fpm '" + p.php_fpm_path + "' is not an executable absolute path");
     }
-    p.php_fpm_path = *php_fpm;
   } else if (::access(pools_->defaultPhpFpm().c_str(), X_OK) != 0) {
     return bad("no executable " + pools_->defaultPhpFpm() +
                " (install php8.2-fpm or give --php-fpm)");
   }
-  p.managed = true;
-  p.managed_user = *user;
-  p.processes = static_cast<uint32_t>(*processes);
-  p.max_conns = p.processes;  // a kept connection holds a child: pm = static, max_children
   p.address = pools_->managedAddress(p.name);
   common::config::PhpPoolConfig parsed;
   Status valid = common::config::parsePhpPoolAddress(p.address, parsed);
@@ -176,25 +158,20 @@ Result<state::PoolRecord> PoolHandlers::newPool(const Json& args) {
   return p;
 }
 
-void PoolHandlers::add(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<state::PoolRecord> pool = newPool(args);
-  if (!pool.ok()) return replier.fail(pool.status());
-  Status valid = state::validatePool(*pool);
-  if (!valid.ok()) return replier.fail(valid);
-  Result<state::PoolRecord> existing = store_.getPool(pool->name);
-  if (existing.ok()) {
-    return replier.fail(
-        Status(StatusCode::kAlreadyExists, "PHP pool '" + pool->name + "' already exists"));
+void PoolHandlers::add(In& in, Out out) {
+  Result<state::PoolRecord> pool = newPool(in.args());
+  Status valid = pool.ok() ? state::validatePool(*pool) : pool.status();
+  if (valid.ok() && store_.getPool(pool->name).ok()) {
+    valid = Status(StatusCode::kAlreadyExists, "PHP pool '" + pool->name + "' already exists");
   }
+  if (!valid.ok()) return out.fail(valid);
   if (!pool->managed) {
     Result<state::PoolRecord> stored = store_.addPool(*pool);
-    if (!stored.ok()) return replier.fail(stored.status());
-    LOG_INFO("pool %s added at %s", pool->name.c_str(), pool->address.c_str());
-    return replier.ok(describe(*stored));
+    if (stored.ok()) LOG_INFO("pool %s added at %s", pool->name.c_str(), pool->address.c_str());
+    return out.answer(stored.ok() ? Result<Json>(describe(*stored)) : stored.status());
   }
   // Stored only once php-fpm accepts: a pool that cannot run is never registered.
-  auto shared = std::make_shared<ipc::Replier>(std::move(replier));
+  auto shared = std::make_shared<ipc::Replier>(std::move(out));
   state::PoolRecord record = *pool;
   pools_->startPool(record, [this, shared, record](const Status& started) {
     if (!started.ok()) return shared->fail(started);
@@ -209,83 +186,64 @@ void PoolHandlers::add(In& in, Out replier) {
   });
 }
 
-void PoolHandlers::remove(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<state::PoolRecord> pool = store_.getPool(*name);
-  if (!pool.ok()) return replier.fail(pool.status());
-  if (pool->instance) {
-    return replier.fail(Status(StatusCode::kFailedPrecondition,
-                               "PHP pool '" + *name + "' is assigned to instance '" +
-                                   *pool->instance +
-                                   "'; release it first (scalwsctl pool release " + *name + ")"));
+Status PoolHandlers::checkRemovable(const state::PoolRecord& pool) {
+  if (pool.instance) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "PHP pool '" + pool.name + "' is assigned to instance '" + *pool.instance +
+                      "'; release it first (scalwsctl pool release " + pool.name + ")");
   }
   // Released but still in the workers of a running instance (no reload since): removing
   // it now would turn their PHP requests into 502s.
-  Result<std::vector<state::InstanceRecord>> instances = store_.listInstances();
-  if (!instances.ok()) return replier.fail(instances.status());
-  for (const state::InstanceRecord& instance : *instances) {
+  SCALWS_ASSIGN_OR_RETURN(std::vector<state::InstanceRecord> instances, store_.listInstances());
+  for (const state::InstanceRecord& instance : instances) {
     std::optional<std::vector<ipc::PhpPoolGrant>> running = instances_.runningPools(instance.name);
-    if (!running) continue;
-    for (const ipc::PhpPoolGrant& grant : *running) {
-      if (grant.address != pool->address) continue;
-      return replier.fail(
-          Status(StatusCode::kFailedPrecondition, "PHP pool '" + *name +
-                                                      "' is still used by the running workers "
-                                                      "of instance '" +
-                                                      instance.name + "' (as " + grant.name +
-                                                      "); reload or stop that instance first"));
+    for (const ipc::PhpPoolGrant& grant : running.value_or(std::vector<ipc::PhpPoolGrant>())) {
+      if (grant.address != pool.address) continue;
+      return Status(StatusCode::kFailedPrecondition,
+                    "PHP pool '" + pool.name +
+                        "' is still used by the running workers of instance '" + instance.name +
+                        "' (as " + grant.name + "); reload or stop that instance first");
     }
   }
-  Status removed = store_.removePool(*name);
-  if (!removed.ok()) return replier.fail(removed);
-  LOG_INFO("pool %s removed", name->c_str());
-  if (!pool->managed || pools_ == nullptr) return replier.ok();
-  auto shared = std::make_shared<ipc::Replier>(std::move(replier));
-  pools_->removePool(*name, [shared](const Status& stopped) {
+  return Status();
+}
+
+void PoolHandlers::remove(In& in, Out out) {
+  Result<state::PoolRecord> pool = namedPool(in.args());
+  Status removable = pool.ok() ? checkRemovable(*pool) : pool.status();
+  if (removable.ok()) removable = store_.removePool(pool->name);
+  if (!removable.ok()) return out.fail(removable);
+  LOG_INFO("pool %s removed", pool->name.c_str());
+  if (!pool->managed || pools_ == nullptr) return out.ok();
+  auto shared = std::make_shared<ipc::Replier>(std::move(out));
+  pools_->removePool(pool->name, [shared](const Status& stopped) {
     if (!stopped.ok()) return shared->fail(stopped);
     shared->ok();
   });
 }
 
-void PoolHandlers::assign(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Result<std::string> instance = ipc::stringField(args, "instance");
-  if (!instance.ok()) return replier.fail(instance.status());
-  std::string as;
-  if (args.contains("as")) {
-    Result<std::string> given = ipc::stringField(args, "as");
-    if (!given.ok()) return replier.fail(given.status());
-    as = *given;
-    Status valid = state::validateName("pool", as);
-    if (!valid.ok()) return replier.fail(valid);
-  }
+Result<Json> PoolHandlers::assign(const Json& args) {
+  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
+  SCALWS_ASSIGN_OR_RETURN(std::string instance, ipc::stringField(args, "instance"));
+  SCALWS_ASSIGN_OR_RETURN(std::string as, ipc::optionalString(args, "as", ""));
+  if (args.contains("as")) SCALWS_RETURN_IF_ERROR(state::validateName("pool", as));
   std::optional<std::string> replaced;
-  Status assigned = store_.assignPool(*name, *instance, as, &replaced);
-  if (!assigned.ok()) return replier.fail(assigned);
+  SCALWS_RETURN_IF_ERROR(store_.assignPool(name, instance, as, &replaced));
   if (pools_ != nullptr) pools_->assignmentsChanged();
-  Result<state::PoolRecord> pool = store_.getPool(*name);
-  if (!pool.ok()) return replier.fail(pool.status());
-  LOG_INFO("pool %s assigned to instance %s as %s%s", name->c_str(), instance->c_str(),
-           pool->assigned_as.c_str(), replaced ? (", replacing " + *replaced).c_str() : "");
-  Json out = describe(*pool);
+  SCALWS_ASSIGN_OR_RETURN(state::PoolRecord pool, store_.getPool(name));
+  LOG_INFO("pool %s assigned to instance %s as %s%s", name.c_str(), instance.c_str(),
+           pool.assigned_as.c_str(), replaced ? (", replacing " + *replaced).c_str() : "");
+  Json out = describe(pool);
   out["replaced"] = replaced ? Json(*replaced) : Json(nullptr);
-  replier.ok(std::move(out));
+  return out;
 }
 
-void PoolHandlers::release(In& in, Out replier) {
-  const Json& args = in.args();
-  Result<std::string> name = ipc::stringField(args, "name");
-  if (!name.ok()) return replier.fail(name.status());
-  Status released = store_.releasePool(*name);
-  if (!released.ok()) return replier.fail(released);
+Result<Json> PoolHandlers::release(const Json& args) {
+  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
+  SCALWS_RETURN_IF_ERROR(store_.releasePool(name));
   if (pools_ != nullptr) pools_->assignmentsChanged();
-  Result<state::PoolRecord> pool = store_.getPool(*name);
-  if (!pool.ok()) return replier.fail(pool.status());
-  replier.ok(describe(*pool));
+  SCALWS_ASSIGN_OR_RETURN(state::PoolRecord pool, store_.getPool(name));
+  return describe(pool);
 }
 
 }  // namespace scalws::controller

@@ -59,13 +59,19 @@ class PoolHandlers {
  private:
   using In = ipc::Incoming;
   using Out = ipc::Replier;
-  void list(In& in, Out out);
-  void show(In& in, Out out);
+  using Reply = common::Result<ipc::Json>;
+  Reply list(const ipc::Json& args);
+  Reply show(const ipc::Json& args);
   void add(In& in, Out out);
   void remove(In& in, Out out);
-  void assign(In& in, Out out);
-  void release(In& in, Out out);
+  Reply assign(const ipc::Json& args);
+  Reply release(const ipc::Json& args);
+  // The pool args["name"] names, as stored.
+  common::Result<state::PoolRecord> namedPool(const ipc::Json& args);
+  // The record of `pool add` args, checked (not stored).
   common::Result<state::PoolRecord> newPool(const ipc::Json& args);
+  // Ok when nothing uses `pool`: no instance has it assigned, no running worker has it.
+  common::Status checkRemovable(const state::PoolRecord& pool);
 
   state::StateStore& store_;
   InstanceRuntime& instances_;

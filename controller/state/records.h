@@ -10,6 +10,7 @@
 #include "common/config/site_config.h"
 #include "common/cpu_set.h"
 #include "common/status.h"
+#include "ipc/worker_messages.h"
 
 namespace scalws::controller::state {
 
@@ -17,8 +18,8 @@ using common::config::WorkerMode;
 
 enum class DesiredState { kStopped, kRunning };
 
-std::string_view workerModeName(WorkerMode mode);  // "multi" | "single"
-common::Result<WorkerMode> parseWorkerMode(std::string_view name);
+using ipc::parseWorkerMode;  // "multi" | "single"
+using ipc::workerModeName;
 std::string_view desiredStateName(DesiredState state);  // "running" | "stopped"
 common::Result<DesiredState> parseDesiredState(std::string_view name);
 
