@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "common/log.h"
+#include "controller/child_process.h"
 #include "controller/cpu/host_cpus.h"
 #include "controller/deferred_call.h"
 #include "controller/instances/ticket_secret.h"
@@ -28,12 +29,6 @@ using common::StatusCode;
 namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR2};
-
-int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // --scalwsd, or the scalwsd next to this executable.
 Result<std::string> resolveScalwsd(const std::string& flag) {

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "common/config/listen_address.h"
+#include "common/config/units.h"
 #include "common/cpu_set.h"
 
 namespace scalws::controller {
@@ -27,19 +28,7 @@ const char* const kControllerUsage =
     "except under a systemd restart job (then the instances keep serving for the next\n"
     "controller); SIGUSR2 exits and leaves the instances serving.\n";
 
-namespace {
-
-bool parsePositive(const std::string& text, uint64_t max, uint64_t& out) {
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > max) {
-    return false;
-  }
-  out = value;
-  return true;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::string>& args) {
   ControllerOptions o;
@@ -81,14 +70,15 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
     } else if (arg == "--crash-limit" || arg == "--crash-window") {
       std::string text;
       SCALWS_RETURN_IF_ERROR(value(text));
-      uint64_t n = 0;
-      if (!parsePositive(text, arg == "--crash-limit" ? 1'000'000 : 86'400 * 365, n)) {
+      std::optional<uint64_t> n =
+          common::config::parseCount(text, arg == "--crash-limit" ? 1'000'000 : 86'400 * 365);
+      if (!n) {
         return common::invalidArgument(arg + " needs a positive integer, not '" + text + "'");
       }
       if (arg == "--crash-limit") {
-        o.restart.crash_limit = static_cast<uint32_t>(n);
+        o.restart.crash_limit = static_cast<uint32_t>(*n);
       } else {
-        o.restart.crash_window_ms = n * 1000;
+        o.restart.crash_window_ms = *n * 1000;
       }
     } else {
       return common::invalidArgument("unknown argument '" + arg + "'");

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/config/php_pool_address.h"
+#include "common/config/units.h"
 #include "ipc/ops.h"
 
 namespace scalws::ctl {
@@ -54,16 +55,6 @@ namespace {
 
 common::Status usage(const std::string& message) {
   return common::invalidArgument(message);
-}
-
-bool parseCount(const std::string& text, uint64_t max, uint64_t& out) {
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > max) {
-    return false;
-  }
-  out = value;
-  return true;
 }
 
 struct Spec {
@@ -142,11 +133,11 @@ common::Status parsePoolAdd(const std::map<std::string, std::string>& options, i
     if (user == nullptr || processes == nullptr) {
       return usage("pool add --managed needs --user USER and --processes N");
     }
-    uint64_t n = 0;
-    if (!parseCount(*processes, 1024, n)) return usage("--processes needs a count from 1 to 1024");
+    std::optional<uint64_t> n = common::config::parseCount(*processes, 1024);
+    if (!n) return usage("--processes needs a count from 1 to 1024");
     args["managed"] = true;
     args["user"] = *user;
-    args["processes"] = n;
+    args["processes"] = *n;
     if (const std::string* php_fpm = get("--php-fpm")) {
       if (php_fpm->front() != '/') return usage("--php-fpm needs an absolute path");
       args["php_fpm"] = *php_fpm;
@@ -165,10 +156,9 @@ common::Status parsePoolAdd(const std::map<std::string, std::string>& options, i
   if (!valid.ok()) return usage("--address: " + valid.message());
   args["address"] = *address;
   if (const std::string* max_conns = get("--max-conns")) {
-    uint64_t n = 0;
-    if (!parseCount(*max_conns, 65535, n))
-      return usage("--max-conns needs a count from 1 to 65535");
-    args["max_conns"] = n;
+    std::optional<uint64_t> n = common::config::parseCount(*max_conns, 65535);
+    if (!n) return usage("--max-conns needs a count from 1 to 65535");
+    args["max_conns"] = *n;
   }
   return common::okStatus();
 }
@@ -200,9 +190,10 @@ Result<int64_t> parseSince(const std::string& text) {
     default:
       return bad();
   }
-  uint64_t n = 0;
-  if (!parseCount(text.substr(0, text.size() - 1), 1'000'000, n)) return bad();
-  int64_t ms = static_cast<int64_t>(n) * unit;
+  std::optional<uint64_t> n =
+      common::config::parseCount(text.substr(0, text.size() - 1), 1'000'000);
+  if (!n) return bad();
+  int64_t ms = static_cast<int64_t>(*n) * unit;
   if (ms < kMin || ms > kMax) return bad();
   return ms;
 }
@@ -307,9 +298,9 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     cmd.args["mode"] = *mode;
   }
   if (const std::string* cpus = get("--cpus")) {
-    uint64_t n = 0;
-    if (!parseCount(*cpus, 4096, n)) return usage("--cpus needs a count from 1 to 4096");
-    cmd.args["cpus"] = n;
+    std::optional<uint64_t> n = common::config::parseCount(*cpus, 4096);
+    if (!n) return usage("--cpus needs a count from 1 to 4096");
+    cmd.args["cpus"] = *n;
   }
   if (cmd.op == ipc::op::kPoolAdd) {
     common::Status pool = parsePoolAdd(options, cmd.args);
@@ -326,11 +317,11 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   }
   for (const char* name : {"--events", "--limit"}) {
     if (const std::string* value = get(name)) {
-      uint64_t n = 0;
-      if (!parseCount(*value, 1000, n)) {
+      std::optional<uint64_t> n = common::config::parseCount(*value, 1000);
+      if (!n) {
         return usage(std::string(name) + " needs a count from 1 to 1000");
       }
-      cmd.args[name == std::string("--events") ? "events" : "limit"] = n;
+      cmd.args[name == std::string("--events") ? "events" : "limit"] = *n;
     }
   }
   return cmd;

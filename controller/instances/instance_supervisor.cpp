@@ -29,7 +29,8 @@ InstanceSupervisor::~InstanceSupervisor() {
 
 std::string_view InstanceSupervisor::stateName() const {
   // In State's order.
-  static constexpr std::string_view kNames[] = {"stopped", "starting", "running", "stopping", "failed"};
+  static constexpr std::string_view kNames[] = {"stopped", "starting", "running", "stopping",
+                                                "failed"};
   return kNames[static_cast<size_t>(state_)];
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "controller/child_process.h"
 #include "controller/instances/worker_probe.h"
 
 namespace scalws::controller {
@@ -17,27 +18,6 @@ using common::Status;
 using common::StatusCode;
 using common::UniqueFd;
 using ipc::Json;
-
-namespace {
-
-int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string describeWait(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    const char* name = sigabbrev_np(sig);
-    return "killed by signal " + std::to_string(sig) +
-           (name != nullptr ? " (SIG" + std::string(name) + ")" : "");
-  }
-  return "ended";
-}
-
-}  // namespace
 
 const ipc::OpHandler<WorkerProcess> WorkerProcess::kSpawnHandlers[] = {
     {ipc::op::kHello, &WorkerProcess::onSpawnHello},
@@ -67,7 +47,8 @@ WorkerProcess::~WorkerProcess() {
 
 std::string_view WorkerProcess::stateName() const {
   // In State's order.
-  static constexpr std::string_view kNames[] = {"attaching", "starting", "ready", "stopping", "exited"};
+  static constexpr std::string_view kNames[] = {"attaching", "starting", "ready", "stopping",
+                                                "exited"};
   return kNames[static_cast<size_t>(state_)];
 }
 
@@ -375,16 +356,9 @@ void WorkerProcess::detach() {
 
 void WorkerProcess::onProcessExit() {
   if (exit_reported_) return;
-  std::string how = "exited";
-  if (is_child_) {
-    int status = 0;
-    pid_t r;
-    do {
-      r = ::waitpid(pid_, &status, WNOHANG);
-    } while (r < 0 && errno == EINTR);
-    if (r == 0) return;  // not yet reapable; the pidfd stays readable
-    if (r == pid_) how = describeWait(status);
-  }
+  std::optional<std::string> ended = reapExited(pid_, is_child_);
+  if (!ended) return;  // not yet reapable; the pidfd stays readable
+  std::string how = std::move(*ended);
   exit_reported_ = true;
   State before = state_;
   state_ = State::kExited;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "controller/child_process.h"
 #include "controller/deferred_call.h"
 #include "controller/instances/worker_probe.h"
 
@@ -29,22 +30,6 @@ namespace {
 
 constexpr uint64_t kReadyPollMs = 25;
 constexpr size_t kLogTailBytes = 1024;
-
-int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string describeWait(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const char* name = sigabbrev_np(WTERMSIG(status));
-    return "killed by signal " + std::to_string(WTERMSIG(status)) +
-           (name != nullptr ? " (SIG" + std::string(name) + ")" : "");
-  }
-  return "ended";
-}
 
 bool accepts(const std::string& path) {
   sockaddr_un addr{};
@@ -145,7 +130,8 @@ PoolProcess::~PoolProcess() {
 
 std::string_view PoolProcess::stateName() const {
   // In State's order.
-  static constexpr std::string_view kNames[] = {"stopped", "starting", "running", "restarting", "stopping"};
+  static constexpr std::string_view kNames[] = {"stopped", "starting", "running", "restarting",
+                                                "stopping"};
   return kNames[static_cast<size_t>(state_)];
 }
 
@@ -318,16 +304,9 @@ void PoolProcess::failAttempt(const std::string& why) {
 // --- exits -------------------------------------------------------------------------------
 
 void PoolProcess::onExit() {
-  std::string how = "exited";
-  if (is_child_) {
-    int status = 0;
-    pid_t r;
-    do {
-      r = ::waitpid(pid_, &status, WNOHANG);
-    } while (r < 0 && errno == EINTR);
-    if (r == 0) return;  // not reapable yet; the pidfd stays readable
-    if (r == pid_) how = describeWait(status);
-  }
+  std::optional<std::string> ended = reapExited(pid_, is_child_);
+  if (!ended) return;  // not reapable yet; the pidfd stays readable
+  std::string how = std::move(*ended);
   if (poll_ != nullptr) {
     uv_close(reinterpret_cast<uv_handle_t*>(poll_),
              [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "controller/child_process.h"
 #include "controller/instances/instance_config.h"
 #include "controller/metrics/metrics_report.h"
 #include "controller/pools/pool_binding.h"
@@ -17,12 +18,6 @@ using ipc::Json;
 namespace {
 
 constexpr uint64_t kMaxEvents = 1000;
-
-int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Result<int> eventLimit(const Json& args, std::string_view key, int fallback) {
   SCALWS_ASSIGN_OR_RETURN(uint64_t n, ipc::optionalUint(args, key, fallback));
