@@ -59,36 +59,35 @@ Status prepareStateDir(const std::string& dir) {
 
 }  // namespace
 
+Result<std::unique_ptr<Controller>> Controller::create(const ControllerOptions& options) {
+  SCALWS_ASSIGN_OR_RETURN(common::CpuSet host, cpu::hostCpusFromOptions(options.reserve_cpus));
+  SCALWS_ASSIGN_OR_RETURN(common::CpuSet reserved, common::parseCpuList(options.reserve_cpus));
+  SCALWS_RETURN_IF_ERROR(prepareStateDir(options.state_dir));
+  SCALWS_ASSIGN_OR_RETURN(state::StateLock lock, state::StateLock::acquire(options.state_dir));
+  SCALWS_ASSIGN_OR_RETURN(state::StateStore store,
+                          state::StateStore::open(state::StateStore::dbPath(options.state_dir),
+                                                  cpu::CpuAllocator(std::move(host))));
+  SCALWS_ASSIGN_OR_RETURN(std::string scalwsd, resolveScalwsd(options.scalwsd));
+  return std::unique_ptr<Controller>(new Controller(options, std::move(lock), std::move(store),
+                                                    std::move(scalwsd), std::move(reserved)));
+}
+
 int Controller::run(const ControllerOptions& options) {
   common::log::setProgramName("scalws-controller");
   auto fail = [](const Status& status) {
     std::fprintf(stderr, "scalws-controller: %s\n", status.message().c_str());
     return 1;
   };
-  Result<common::CpuSet> host = cpu::hostCpusFromOptions(options.reserve_cpus);
-  if (!host.ok()) return fail(host.status());
-  Result<common::CpuSet> reserved = common::parseCpuList(options.reserve_cpus);
-  if (!reserved.ok()) return fail(reserved.status());
-  Status dir = prepareStateDir(options.state_dir);
-  if (!dir.ok()) return fail(dir);
-  Result<state::StateLock> lock = state::StateLock::acquire(options.state_dir);
-  if (!lock.ok()) return fail(lock.status());
-  Result<state::StateStore> store = state::StateStore::open(
-      state::StateStore::dbPath(options.state_dir), cpu::CpuAllocator(std::move(host).value()));
-  if (!store.ok()) return fail(store.status());
-  Result<std::string> scalwsd = resolveScalwsd(options.scalwsd);
-  if (!scalwsd.ok()) return fail(scalwsd.status());
-
-  Controller controller(options, std::move(lock).value(), std::move(store).value(),
-                        std::move(scalwsd).value(), std::move(reserved).value());
-  Status started = controller.startUp();
+  Result<std::unique_ptr<Controller>> controller = create(options);
+  if (!controller.ok()) return fail(controller.status());
+  Status started = (*controller)->startUp();
   if (!started.ok()) {
     fail(started);
-    controller.exit_code_ = 1;
-    controller.finishShutdown();
+    (*controller)->exit_code_ = 1;
+    (*controller)->finishShutdown();
   }
-  uv_run(&controller.loop_, UV_RUN_DEFAULT);
-  return controller.exit_code_;
+  uv_run((*controller)->loop(), UV_RUN_DEFAULT);
+  return (*controller)->exit_code_;
 }
 
 Controller::Controller(ControllerOptions options, state::StateLock lock, state::StateStore store,

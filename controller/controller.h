@@ -49,6 +49,16 @@ class Controller final : public InstanceRuntime {
   // shutdown, 1 when it could not start).
   static int run(const ControllerOptions& options);
 
+  // The steps of run(), for tests that drive a controller on their own thread: create
+  // (lock, DB, CPUs), startUp (socket, re-attach, converge; then run loop() until it has
+  // nothing left to do), shutDown (what a signal asks for).
+  static common::Result<std::unique_ptr<Controller>> create(const ControllerOptions& options);
+  common::Status startUp();
+  void shutDown(ShutdownMode mode) { beginShutdown(mode); }
+  uv_loop_t* loop() { return &loop_; }
+  bool ready() const { return ready_; }
+  int exitCode() const { return exit_code_; }
+
   // InstanceRuntime
   void instanceStored(const state::InstanceRecord& record) override;
   void start(const std::string& name, Commit commit, Done done) override;
@@ -70,7 +80,6 @@ class Controller final : public InstanceRuntime {
   Controller(ControllerOptions options, state::StateLock lock, state::StateStore store,
              std::string scalwsd, common::CpuSet reserved);
 
-  common::Status startUp();
   void reattachAll();
   void maybeConverge();  // once re-attached and the pools had their first start
   void converge();
