@@ -140,6 +140,12 @@ Result<WorkerSettings> settingsFrom(const Json& args) {
 
 }  // namespace
 
+Json settingsJson(const WorkerSettings& settings) {
+  Json out = Json::object();
+  settingsInto(settings, out);
+  return out;
+}
+
 std::string_view workerModeName(WorkerMode mode) {
   return mode == WorkerMode::kSingle ? "single" : "multi";
 }

@@ -133,6 +133,9 @@ struct MetricsArgs {
   static common::Result<MetricsArgs> decode(const Json& args);
 };
 
+// WorkerSettings as the config message and an attach hello carry them (one JSON object).
+Json settingsJson(const WorkerSettings& settings);
+
 std::string_view workerModeName(common::config::WorkerMode mode);  // "multi" | "single"
 common::Result<common::config::WorkerMode> parseWorkerMode(std::string_view name);
 

@@ -32,15 +32,25 @@ Result<UniqueFd> bindListener(const common::config::ListenConfig& listen) {
   return common::net::openListenSocket(listen);
 }
 
-Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, uint32_t loops) {
-  SlotListeners out;
+std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site,
+                                            uint32_t loops) {
+  std::vector<ListenerSpec> out;
   for (uint32_t loop = 0; loop < loops; ++loop) {
     for (const common::config::ListenConfig& listen : site.listens) {
-      Result<UniqueFd> fd = bindListener(listen);
-      if (!fd.ok()) return fd.status();
-      out.specs.push_back(ListenerSpec{loop, listen.address, listen.port, listen.tls.has_value()});
-      out.fds.push_back(std::move(*fd));
+      out.push_back(ListenerSpec{loop, listen.address, listen.port, listen.tls.has_value()});
     }
+  }
+  return out;
+}
+
+Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, uint32_t loops) {
+  SlotListeners out;
+  out.specs = slotListenerSpecs(site, loops);
+  size_t per_loop = site.listens.size();
+  for (size_t i = 0; i < out.specs.size(); ++i) {
+    Result<UniqueFd> fd = bindListener(site.listens[i % per_loop]);
+    if (!fd.ok()) return fd.status();
+    out.fds.push_back(std::move(*fd));
   }
   return out;
 }

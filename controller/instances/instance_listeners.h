@@ -36,7 +36,9 @@ common::Result<common::UniqueFd> bindListener(const common::config::ListenConfig
 // SO_REUSEPORT, which fails (kAlreadyExists) when the address is taken in any way.
 common::Status checkAddressFree(const common::config::ListenConfig& listen);
 
-// Every listener of a worker with `loops` loops: loop-major, then [[listen]] order.
+// What a worker with `loops` loops listens on: loop-major, then [[listen]] order.
+std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site, uint32_t loops);
+// Binds every listener of slotListenerSpecs().
 common::Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site,
                                                 uint32_t loops);
 

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "controller/deferred_call.h"
 #include "controller/instances/instance_config.h"
+#include "controller/instances/launch_digest.h"
 #include "controller/metrics/metrics_collector.h"
 #include "controller/pools/pool_binding.h"
 
@@ -183,8 +184,13 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
     Status committed = commit();
     if (!committed.ok()) return done(committed);
   }
-  slots_ = std::move(slots);
   running_ = ipc::ReloadArgs{record_.config, record_.config_path, std::move(pools).value()};
+  Status saved = saveLaunch();
+  if (!saved.ok()) {
+    running_ = ipc::ReloadArgs();
+    return done(saved);
+  }
+  slots_ = std::move(slots);
   running_site_ = std::move(site).value();
   policy_.reset();
   state_ = State::kStarting;
@@ -214,6 +220,7 @@ WorkerProcess::Callbacks InstanceSupervisor::callbacks() {
     row.start_ticks = w.startTicks();
     row.attach_address = w.attachAddress();
     row.started_ms = w.startedMs();
+    row.launch_digest = launchDigest(w.launched());
     Status stored = env_.store->recordWorker(row);
     if (!stored.ok()) LOG_WARN("cannot record worker %d: %s", w.pid(), stored.message().c_str());
   };
@@ -410,16 +417,22 @@ void InstanceSupervisor::doReload(Done done) {
     }
   }
   tally->waiting = targets.size();
-  if (targets.empty()) return tally->done(common::okStatus());
+  if (targets.empty()) return tally->done(saveLaunch());  // the next spawns get it
   std::weak_ptr<bool> alive = alive_;
   for (WorkerProcess* w : targets) {
-    w->reload(running_, [this, alive, tally](const Status& s) {
+    w->reload(running_, [this, alive, tally, w](const Status& s) {
       if (s.ok()) ++tally->taken;
+      if (s.ok() && !alive.expired()) recordDigest(*w);
       if (!s.ok() && tally->first_error.ok()) tally->first_error = s;
       if (--tally->waiting != 0) return;
-      if (tally->taken == 0 && !alive.expired() && state_ == State::kRunning) {
-        running_ = std::move(tally->running);
-        running_site_ = std::move(tally->site);
+      if (!alive.expired() && state_ == State::kRunning) {
+        if (tally->taken == 0) {
+          running_ = std::move(tally->running);
+          running_site_ = std::move(tally->site);
+        } else {
+          Status saved = saveLaunch();
+          if (!saved.ok() && tally->first_error.ok()) tally->first_error = saved;
+        }
       }
       tally->done(tally->first_error);
     });
@@ -436,6 +449,24 @@ void InstanceSupervisor::bury(std::unique_ptr<WorkerProcess> worker) {
   // The worker is inside one of its own callbacks: free it on the next loop turn.
   graveyard_.push_back(std::move(worker));
   reaper_.start(0, 0, [this] { graveyard_.clear(); });
+}
+
+Status InstanceSupervisor::saveLaunch() {
+  state::LaunchRecord launch{running_.config, running_.config_path, running_.php_pools, 0};
+  Status saved = env_.store->saveLaunch(record_.name, launch);
+  if (!saved.ok()) {
+    return Status(saved.code(), "instance " + record_.name +
+                                    ": cannot store what its workers are told: " + saved.message());
+  }
+  return saved;
+}
+
+void InstanceSupervisor::recordDigest(const WorkerProcess& worker) {
+  Status stored = env_.store->setWorkerDigest(worker.pid(), launchDigest(worker.launched()));
+  if (!stored.ok()) {
+    LOG_WARN("instance %s: cannot record what worker pid %d runs: %s", record_.name.c_str(),
+             static_cast<int>(worker.pid()), stored.message().c_str());
+  }
 }
 
 void InstanceSupervisor::setStatus(const std::string& status, const std::string& reason) {

@@ -6,6 +6,10 @@
 // the controller binds them and keeps a copy, so a replacement worker accepts from the
 // same queues.
 //
+// What the workers are told (the config text, path and pools) is stored in the DB before
+// they are told (`launches`), each worker's row keeps the digest of what it was told, and a
+// re-attach takes the config from there only (instance_supervisor_attach.cpp).
+//
 // States (enum State): stopped -> starting -> running -> stopping -> stopped, and failed
 // (a start that did not come up, or a crash loop). What it observes is written to the DB as
 // the instance's status and reason (the store records an event on every change).
@@ -136,6 +140,15 @@ class InstanceSupervisor {
   void onAttachReady(WorkerProcess& worker, const common::Status& status);
   void maybeFinishAttach();
   void adopt(std::vector<std::unique_ptr<WorkerProcess>> workers);
+  // What the DB says the workers were last told (nullopt: nothing, or unreadable).
+  std::optional<ipc::ReloadArgs> storedLaunch();
+  // Why an attached worker is not taken over ("" when it is; running_ holds the launch).
+  std::string refusal(const WorkerProcess& worker, const std::vector<Slot>& slots,
+                      bool have_launch) const;
+  // Stores what the workers are told now (running_); an error when the DB cannot keep it.
+  common::Status saveLaunch();
+  // A worker took what it was told (spawn or reload): its row says so.
+  void recordDigest(const WorkerProcess& worker);
   void cancelRespawn(Slot& slot);
   void retire(std::unique_ptr<WorkerProcess> worker);
   void bury(std::unique_ptr<WorkerProcess> worker);
@@ -153,6 +166,7 @@ class InstanceSupervisor {
   std::vector<std::unique_ptr<WorkerProcess>> attaching_;  // re-attach: no hello yet
   std::vector<std::unique_ptr<WorkerProcess>> attached_;   // re-attach: said hello
   Done attach_done_;
+  bool adopted_ = false;
   std::vector<std::unique_ptr<WorkerProcess>> retired_;    // asked to go, not gone yet
   std::vector<std::unique_ptr<WorkerProcess>> graveyard_;  // gone; freed next loop turn
   LoopTimer reaper_;

@@ -1,6 +1,7 @@
-// InstanceSupervisor: what happens to workers once they run — crashes and restarts, taking
-// over the workers a previous controller left (re-attach), leaving them to the next one.
-// Operations (start, stop, reload) are in instance_supervisor.cpp.
+// InstanceSupervisor: what happens to workers once they run — crashes and restarts, and
+// leaving them to the next controller. Operations (start, stop, reload) are in
+// instance_supervisor.cpp, taking over a previous controller's workers in
+// instance_supervisor_attach.cpp.
 #include <algorithm>
 
 #include "common/log.h"
@@ -34,6 +35,7 @@ void InstanceSupervisor::onWorkerExit(WorkerProcess& worker, const std::string& 
       retired_.erase(it);
     }
     if (state_ == State::kStopping) maybeFinishStop();
+    if (attach_done_) maybeFinishAttach();
     return;
   }
   uint64_t now = uv_now(env_.loop);
@@ -97,103 +99,7 @@ void InstanceSupervisor::crashLoop(const std::string& reason) {
   doStop([](const Status&) {}, State::kFailed, reason);
 }
 
-// --- adopting and leaving ----------------------------------------------------------------
-
-void InstanceSupervisor::reattach(const std::vector<state::WorkerRecord>& rows, Done done) {
-  enqueue(
-      [this, rows](Done finish) {
-        for (const state::WorkerRecord& row : rows) {
-          Result<std::unique_ptr<WorkerProcess>> w =
-              WorkerProcess::attach(env_.loop, row, callbacks());
-          if (!w.ok()) {
-            LOG_INFO("instance %s: worker pid %lld not re-attached: %s", record_.name.c_str(),
-                     static_cast<long long>(row.pid), w.status().message().c_str());
-            Status forgotten = env_.store->forgetWorker(row.pid);
-            (void)forgotten;
-            continue;
-          }
-          attaching_.push_back(std::move(w).value());
-        }
-        attach_done_ = std::move(finish);
-        maybeFinishAttach();
-      },
-      std::move(done));
-}
-
-void InstanceSupervisor::onAttachReady(WorkerProcess& worker, const Status& status) {
-  auto it = std::find_if(attaching_.begin(), attaching_.end(),
-                         [&](const auto& w) { return w.get() == &worker; });
-  if (it == attaching_.end()) return;
-  std::unique_ptr<WorkerProcess> w = std::move(*it);
-  attaching_.erase(it);
-  if (status.ok()) {
-    attached_.push_back(std::move(w));
-  } else {
-    LOG_WARN("instance %s: worker pid %d did not re-attach (%s); stopping it", record_.name.c_str(),
-             static_cast<int>(w->pid()), status.message().c_str());
-    w->stop(killAfterMs());
-    retired_.push_back(std::move(w));
-  }
-  maybeFinishAttach();
-}
-
-void InstanceSupervisor::maybeFinishAttach() {
-  if (!attaching_.empty() || !attach_done_) return;
-  adopt(std::move(attached_));
-  attached_.clear();
-  std::exchange(attach_done_, nullptr)(common::okStatus());
-}
-
-void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> workers) {
-  std::vector<Slot> slots = layout();
-  for (size_t i = 0; i < slots.size(); ++i) slots[i].index = static_cast<uint32_t>(i);
-  bool have_config = false;
-  for (auto& w : workers) {
-    uint32_t index = w->slot();
-    const AttachedState& s = w->attachedState();
-    if (index >= slots.size() || slots[index].worker || s.stopping ||
-        s.settings.mode != record_.mode || s.settings.loops != slots[index].loops) {
-      LOG_WARN("instance %s: worker pid %d fits no slot; stopping it", record_.name.c_str(),
-               static_cast<int>(w->pid()));
-      w->stop(killAfterMs());
-      retired_.push_back(std::move(w));
-      continue;
-    }
-    if (!have_config) {
-      Result<common::config::SiteConfig> site =
-          loadInstanceConfig(s.settings.config, s.settings.config_path);
-      if (site.ok()) {
-        running_ = ipc::ReloadArgs{s.settings.config, s.settings.config_path, s.settings.php_pools};
-        running_site_ = std::move(site).value();
-        have_config = true;
-      }
-    }
-    Slot& slot = slots[index];
-    slot.listeners = w->takeAttachedListeners();
-    slot.attached = true;
-    event(state::kEventWorkerAttached, "worker " + std::to_string(index) + " (pid " +
-                                           std::to_string(w->pid()) + ") re-attached");
-    slot.worker = std::move(w);
-  }
-  bool any = false;
-  for (Slot& slot : slots) any = any || slot.worker != nullptr;
-  if (!any || !have_config) {
-    for (Slot& slot : slots) {
-      if (slot.worker) {
-        slot.worker->stop(killAfterMs());
-        retired_.push_back(std::move(slot.worker));
-      }
-    }
-    return;
-  }
-  slots_ = std::move(slots);
-  state_ = State::kRunning;
-  setStatus("running", "");
-  LOG_INFO("instance %s: re-attached to its workers", record_.name.c_str());
-  for (Slot& slot : slots_) {
-    if (!slot.worker) scheduleRespawn(slot, 0);  // died while no controller watched
-  }
-}
+// --- leaving -----------------------------------------------------------------------------
 
 void InstanceSupervisor::leave() {
   for (Slot& slot : slots_) {

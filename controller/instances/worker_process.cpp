@@ -206,6 +206,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::attach(uv_loop_t* loop,
   w->slot_ = record.slot;
   w->start_ticks_ = record.start_ticks;
   w->attach_address_ = record.attach_address;
+  w->recorded_digest_ = record.launch_digest;
   w->launch_.settings.instance = record.instance;
   w->started_wall_ms_ = record.started_ms;
   int64_t age = wallMs() - record.started_ms;

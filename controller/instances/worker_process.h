@@ -111,6 +111,8 @@ class WorkerProcess {
   uint64_t startTicks() const { return start_ticks_; }
   const std::string& attachAddress() const { return attach_address_; }
   const AttachedState& attachedState() const { return attached_; }
+  // Attached workers: the digest its row recorded of what it was told (launch_digest.h).
+  const std::string& recordedDigest() const { return recorded_digest_; }
   SlotListeners takeAttachedListeners() { return std::move(attached_.listeners); }
   const common::CpuSet& cpus() const { return cpus_; }
   // Spawned workers: what they were started with (a reload they took updates it).
@@ -158,6 +160,7 @@ class WorkerProcess {
   WorkerLaunch launch_;      // spawned: what to send; attached: the instance name
   SlotListeners listeners_;  // spawned: handed over with `listeners`
   AttachedState attached_;   // attached: what it said
+  std::string recorded_digest_;
 };
 
 }  // namespace scalws::controller

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/config/site_config.h"
 #include "common/cpu_set.h"
@@ -90,8 +91,20 @@ struct WorkerRecord {
   uint64_t start_ticks = 0;    // /proc/PID/stat field 22: tells a reused PID apart
   std::string attach_address;  // abstract socket name, hex-encoded, without the leading NUL
   int64_t started_ms = 0;
+  std::string launch_digest;  // of what it was told (launch_digest.h); "" = unknown
 
   friend bool operator==(const WorkerRecord&, const WorkerRecord&) = default;
+};
+
+// What an instance's workers were last told: the config text, its path and the PHP pools
+// (the body of a `reload`).
+struct LaunchRecord {
+  std::string config;
+  std::string config_path;
+  std::vector<ipc::PhpPoolGrant> php_pools;
+  int64_t updated_ms = 0;
+
+  friend bool operator==(const LaunchRecord&, const LaunchRecord&) = default;
 };
 
 struct EventRecord {
@@ -115,6 +128,7 @@ inline constexpr std::string_view kEventPoolReleased = "pool.released";
 // Recorded by the supervisor (controller/), through appendEvent.
 inline constexpr std::string_view kEventWorkerExited = "worker.exited";
 inline constexpr std::string_view kEventWorkerAttached = "worker.attached";
+inline constexpr std::string_view kEventWorkerRefused = "worker.refused";
 inline constexpr std::string_view kEventControllerStarted = "controller.started";
 inline constexpr std::string_view kEventControllerStopped = "controller.stopped";
 

@@ -126,6 +126,23 @@ CREATE UNIQUE INDEX php_pools_binding ON php_pools (instance, assigned_as)
   WHERE instance IS NOT NULL;
 )sql";
 
+// Migration 5: what each instance's workers were told, so a controller that re-attaches
+// takes the config from here and never from a worker. `launches` holds the last config,
+// path and pools sent (at start or by a reload taken by a worker); a worker row holds the
+// digest of everything it was told (WorkerSettings, launch_digest.h). A worker that reports
+// anything else is stopped and replaced from this table. Rows of workers started before
+// this migration have no digest ('') and so are replaced on the next re-attach.
+constexpr std::string_view kLaunchesSchema = R"sql(
+CREATE TABLE launches (
+  instance TEXT PRIMARY KEY NOT NULL REFERENCES instances (name) ON DELETE CASCADE,
+  config TEXT NOT NULL,
+  config_path TEXT NOT NULL,
+  php_pools TEXT NOT NULL,
+  updated_ms INTEGER NOT NULL
+) STRICT;
+ALTER TABLE workers ADD COLUMN launch_digest TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 std::span<const Migration> allMigrations() {
@@ -134,6 +151,7 @@ std::span<const Migration> allMigrations() {
       {2, "metrics_10s and metrics_1m rollups", metricsSchema()},
       {3, "workers: live worker processes, for re-attaching", kWorkersSchema},
       {4, "php_pools.assigned_as: the name an instance's php routes use", kPoolBindingSchema},
+      {5, "launches and workers.launch_digest: what the workers were told", kLaunchesSchema},
   };
   return kMigrations;
 }

@@ -20,6 +20,9 @@ from harness import BAD_LOG, BIN_DIR, fd_count, free_port, wait_for_port
 
 CONTROLLER = os.path.join(BIN_DIR, "scalws-controller")
 SCALWSCTL = os.path.join(BIN_DIR, "scalwsctl")
+# A stand-in scalwsd that speaks the worker's protocol and serves nothing; SCALWS_STAND_IN
+# in its environment makes it misbehave (tests/tools/stand_in_worker.cpp).
+STAND_IN = os.path.join(BIN_DIR, "stand-in", "scalwsd")
 
 
 def site_config(port, body="hello\n", extra_ports=()):
@@ -116,12 +119,13 @@ class Controller:
     instances), checks that it exited 0, that no worker of the instances it ran is left,
     and that the log holds no alert or sanitizer line."""
 
-    def __init__(self, directory=None, extra_args=()):
+    def __init__(self, directory=None, extra_args=(), env=None):
         self.dir = directory or tempfile.mkdtemp(prefix="scalws-ctl-it-")
         self.state_dir = os.path.join(self.dir, "state")
         self.socket = os.path.join(self.dir, "control.sock")
         self.log_path = os.path.join(self.dir, "controller.log")
         self.extra_args = list(extra_args)
+        self.env = env  # extra environment variables (the workers inherit them)
         self.proc = None
         self.instances = set()  # names this test added, for the process-tree check
         self.log = None
@@ -132,7 +136,7 @@ class Controller:
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [CONTROLLER, "--state-dir", self.state_dir, "--socket", self.socket] + self.extra_args,
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, **(self.env or {})))
         if expect_ready:
             wait_until(lambda: self.proc.poll() is not None or
                        self.ctl("status", check=False).returncode == 0,

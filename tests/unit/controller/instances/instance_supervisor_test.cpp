@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 #include "controller/instances/worker_probe.h"
@@ -36,6 +38,15 @@ uint16_t freePort() {
 std::string site(uint16_t port, const char* body = "one") {
   return "[[listen]]\naddress = \"127.0.0.1:" + std::to_string(port) +
          "\"\n[[route]]\nrespond = { body = \"" + body + "\" }\n";
+}
+
+// Gone, or a zombie: the stand-ins are this test's children, and a controller that took
+// them over (as a later controller does) never reaps them.
+bool exited(int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  size_t close = text.rfind(')');
+  return close == std::string::npos || text.compare(close, 4, ") Z ") == 0;
 }
 
 // Sets SCALWS_STAND_IN for the workers spawned while it lives.
@@ -211,6 +222,62 @@ TEST_F(InstanceSupervisorTest, ASecondSupervisorTakesOverTheWorkersTheFirstLeft)
   }
   ASSERT_TRUE(other_->runningSite().has_value());
   EXPECT_EQ(other_->runningSite()->listens[0].port, port_);
+}
+
+// A worker that reports, to the controller that takes it over, a config it was never given
+// (a static root of /, a pool of its choosing) is killed and replaced by a worker started
+// from what the state DB says its instance runs.
+TEST_F(InstanceSupervisorTest, AWorkerThatLiesOnReattachIsReplacedFromTheDb) {
+  StandInFlags flags("lie-on-attach");
+  supervisor_ = make();
+  ASSERT_TRUE(run([&](auto done) { supervisor_->start(nullptr, done); }).ok());
+  std::vector<state::WorkerRecord> left = rows();
+  ASSERT_EQ(left.size(), 2u);
+  supervisor_->leave();
+  supervisor_.reset();
+  loop_.spin(5);
+
+  other_ = make();
+  ASSERT_TRUE(run([&](auto done) { other_->reattach(left, done); }).ok());
+  // Both lied: both are gone before the take-over ends, and replacements come up.
+  for (const auto& row : left) EXPECT_TRUE(exited(row.pid)) << row.pid;
+  EXPECT_EQ(other_->state(), InstanceSupervisor::State::kStopped);
+  ASSERT_TRUE(other_->runningPools().empty());
+  auto events = store_->recentEvents(std::string("web"), 20);
+  size_t refused = 0;
+  for (const auto& e : *events) refused += e.kind == state::kEventWorkerRefused;
+  EXPECT_EQ(refused, 2u);
+  // Started again (as the controller's converge does), it runs what the DB holds.
+  ASSERT_TRUE(run([&](auto done) { other_->start(nullptr, done); }).ok());
+  ASSERT_TRUE(other_->runningSite().has_value());
+  EXPECT_EQ(other_->runningSite()->listens[0].port, port_);
+}
+
+TEST_F(InstanceSupervisorTest, OneHonestWorkerIsKeptAndTheLiarsSlotIsRespawned) {
+  supervisor_ = make();
+  ASSERT_TRUE(run([&](auto done) { supervisor_->start(nullptr, done); }).ok());
+  std::vector<state::WorkerRecord> left = rows();
+  ASSERT_EQ(left.size(), 2u);
+  // The digest of worker 1 says it was told something else: as good as a lie.
+  ASSERT_TRUE(store_->setWorkerDigest(left[1].pid, std::string(64, '0')).ok());
+  left = rows();
+  supervisor_->leave();
+  supervisor_.reset();
+  loop_.spin(5);
+
+  other_ = make();
+  ASSERT_TRUE(run([&](auto done) { other_->reattach(left, done); }).ok());
+  EXPECT_EQ(other_->state(), InstanceSupervisor::State::kRunning);
+  EXPECT_FALSE(exited(left[0].pid));
+  EXPECT_TRUE(exited(left[1].pid));
+  ASSERT_TRUE(loop_.runUntil([&] {
+    ipc::Json p = other_->processes();
+    return p.size() == 2 && p[1]["state"] == "ready";
+  }));
+  ipc::Json processes = other_->processes();
+  EXPECT_EQ(processes[0]["attached"], true);
+  EXPECT_EQ(processes[1]["attached"], false);
+  EXPECT_NE(processes[1]["pid"], left[1].pid);
 }
 
 }  // namespace
