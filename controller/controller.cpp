@@ -59,7 +59,8 @@ Status prepareStateDir(const std::string& dir) {
 
 }  // namespace
 
-Result<std::unique_ptr<Controller>> Controller::create(const ControllerOptions& options) {
+Result<std::unique_ptr<Controller>> Controller::create(const ControllerOptions& options,
+                                                       std::unique_ptr<Accounts> accounts) {
   SCALWS_ASSIGN_OR_RETURN(common::CpuSet host, cpu::hostCpusFromOptions(options.reserve_cpus));
   SCALWS_ASSIGN_OR_RETURN(common::CpuSet reserved, common::parseCpuList(options.reserve_cpus));
   SCALWS_RETURN_IF_ERROR(prepareStateDir(options.state_dir));
@@ -68,8 +69,10 @@ Result<std::unique_ptr<Controller>> Controller::create(const ControllerOptions& 
                           state::StateStore::open(state::StateStore::dbPath(options.state_dir),
                                                   cpu::CpuAllocator(std::move(host))));
   SCALWS_ASSIGN_OR_RETURN(std::string scalwsd, resolveScalwsd(options.scalwsd));
-  return std::unique_ptr<Controller>(new Controller(options, std::move(lock), std::move(store),
-                                                    std::move(scalwsd), std::move(reserved)));
+  std::unique_ptr<Controller> controller(new Controller(options, std::move(lock), std::move(store),
+                                                        std::move(scalwsd), std::move(reserved)));
+  controller->accounts_ = accounts ? std::move(accounts) : std::make_unique<SystemAccounts>();
+  return controller;
 }
 
 int Controller::run(const ControllerOptions& options) {
@@ -125,6 +128,7 @@ Status Controller::startUp() {
   info.socket_path = options_.socket_path;
   info.started_ms = wallMs();
   info.reserved_cpus = reserved_;
+  info.allow_root_instances = options_.allow_root_instances;
   Result<std::string> ticket_secret = loadOrCreateHostTicketSecret(options_.state_dir);
   if (!ticket_secret.ok()) return ticket_secret.status();
   host_ticket_secret_ = std::move(ticket_secret).value();
@@ -133,8 +137,9 @@ Status Controller::startUp() {
   pool_options.state_dir = options_.state_dir;
   pool_options.socket_dir = options_.pool_dir;
   pool_options.php_fpm = options_.php_fpm;
+  pool_options.allowed_php_fpm = options_.allowed_php_fpm;
   pools_ = std::make_unique<PoolManager>(&loop_, store_, pool_options);
-  handlers_ = std::make_unique<ControlHandlers>(store_, *this, info, pools_.get());
+  handlers_ = std::make_unique<ControlHandlers>(store_, *this, *accounts_, info, pools_.get());
   handlers_->setMetrics(metrics_.get());
   Result<std::unique_ptr<ControlServer>> server =
       ControlServer::open(&loop_, options_.socket_path, *handlers_);

@@ -39,6 +39,7 @@
 #include "controller/server/control_server.h"
 #include "controller/state/state_lock.h"
 #include "controller/state/state_store.h"
+#include "controller/system_accounts.h"
 #include "controller/systemd_integration.h"
 
 namespace scalws::controller {
@@ -52,7 +53,9 @@ class Controller final : public InstanceRuntime {
   // The steps of run(), for tests that drive a controller on their own thread: create
   // (lock, DB, CPUs), startUp (socket, re-attach, converge; then run loop() until it has
   // nothing left to do), shutDown (what a signal asks for).
-  static common::Result<std::unique_ptr<Controller>> create(const ControllerOptions& options);
+  // `accounts` stands in for the host's useradd/userdel in tests (null: the real ones).
+  static common::Result<std::unique_ptr<Controller>> create(
+      const ControllerOptions& options, std::unique_ptr<Accounts> accounts = nullptr);
   common::Status startUp();
   void shutDown(ShutdownMode mode) { beginShutdown(mode); }
   uv_loop_t* loop() { return &loop_; }
@@ -100,6 +103,7 @@ class Controller final : public InstanceRuntime {
   common::CpuSet reserved_;
   uv_loop_t loop_{};
   uv_signal_t signals_[4]{};
+  std::unique_ptr<Accounts> accounts_;
   std::unique_ptr<PoolManager> pools_;
   std::unique_ptr<ControlHandlers> handlers_;
   std::unique_ptr<ControlServer> server_;

@@ -12,6 +12,7 @@ const char* const kControllerUsage =
     "usage: scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]\n"
     "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
     "                         [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]\n"
+    "                         [--allow-php-fpm PATH]... [--allow-root-instances]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
     "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
     "  --reserve-cpus LIST   CPUs never given to instances, e.g. 0 or 0,2-3\n"
@@ -24,6 +25,10 @@ const char* const kControllerUsage =
     "  --pool-dir DIR        sockets of managed PHP pools, reachable by the instances' users\n"
     "                        (default /run/scalws/php)\n"
     "  --php-fpm PATH        php-fpm for managed pools (default /usr/sbin/php-fpm8.2)\n"
+    "  --allow-php-fpm PATH  another php-fpm binary `pool add --php-fpm` may name (repeat\n"
+    "                        for more); no other binary is ever run\n"
+    "  --allow-root-instances  let `instance add --user` name root (a uid 0 user): its\n"
+    "                        workers could then read every file of the host\n"
     "Signals: SIGINT stops the instances gracefully, then the controller; SIGTERM does too,\n"
     "except under a systemd restart job (then the instances keep serving for the next\n"
     "controller); SIGUSR2 exits and leaves the instances serving.\n";
@@ -63,10 +68,15 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
       if (!parsed.ok()) {
         return common::invalidArgument("--metrics-listen: " + parsed.status().message());
       }
-    } else if (arg == "--pool-dir" || arg == "--php-fpm") {
-      std::string& out = arg == "--pool-dir" ? o.pool_dir : o.php_fpm;
-      SCALWS_RETURN_IF_ERROR(value(out));
-      if (out.front() != '/') return common::invalidArgument(arg + " needs an absolute path");
+    } else if (arg == "--pool-dir" || arg == "--php-fpm" || arg == "--allow-php-fpm") {
+      std::string path;
+      SCALWS_RETURN_IF_ERROR(value(path));
+      if (path.front() != '/') return common::invalidArgument(arg + " needs an absolute path");
+      if (arg == "--pool-dir") o.pool_dir = path;
+      if (arg == "--php-fpm") o.php_fpm = path;
+      if (arg == "--allow-php-fpm") o.allowed_php_fpm.push_back(path);
+    } else if (arg == "--allow-root-instances") {
+      o.allow_root_instances = true;
     } else if (arg == "--crash-limit" || arg == "--crash-window") {
       std::string text;
       SCALWS_RETURN_IF_ERROR(value(text));

@@ -28,7 +28,10 @@ const char* const kCtlUsage =
     "                                       5m). Latency percentiles are the upper bounds of\n"
     "                                       the histogram's half-octave buckets (x1.41 apart)\n"
     "  instance add NAME --config FILE [--mode multi|single] [--cpus N] [--user USER]\n"
-    "                    [--shared-cpus]    store a new instance (stopped)\n"
+    "                    [--share-user] [--shared-cpus]\n"
+    "                                       store a new instance (stopped); it runs as a\n"
+    "                                       user of its own (scalws-NAME) unless --user\n"
+    "                                       names one (another instance's: --share-user)\n"
     "  instance set NAME --config FILE      replace its config (applied on reload)\n"
     "  instance remove NAME                 stop it and delete it\n"
     "  instance start|stop|restart|reload NAME\n"
@@ -76,7 +79,7 @@ const std::map<std::string, Spec>& commands() {
        {ipc::op::kInstanceAdd,
         {"name"},
         true,
-        {"--config", "--mode", "--cpus", "--user", "--shared-cpus"}}},
+        {"--config", "--mode", "--cpus", "--user", "--share-user", "--shared-cpus"}}},
       {"instance set", {ipc::op::kInstanceSet, {"name"}, true, {"--config"}}},
       {"instance remove", {ipc::op::kInstanceRemove, {"name"}, true, {}}},
       {"instance start", {ipc::op::kInstanceStart, {"name"}, true, {}}},
@@ -98,7 +101,8 @@ const std::map<std::string, Spec>& commands() {
 }
 
 bool takesValue(const std::string& option) {
-  return option != "--shared-cpus" && option != "--managed" && option != "--json";
+  return option != "--shared-cpus" && option != "--managed" && option != "--json" &&
+         option != "--share-user";
 }
 
 // The words a command's positional arguments are called in messages.
@@ -310,6 +314,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   if (const std::string* as = get("--as")) cmd.args["as"] = *as;
   if (const std::string* user = get("--user")) cmd.args["user"] = *user;
   if (get("--shared-cpus") != nullptr) cmd.args["shared_cpus"] = true;
+  if (get("--share-user") != nullptr) cmd.args["share_user"] = true;
   if (const std::string* since = get("--since")) {
     Result<int64_t> ms = parseSince(*since);
     if (!ms.ok()) return ms.status();

@@ -41,6 +41,14 @@ PoolManager::~PoolManager() {
   discarded_.clear();
 }
 
+bool PoolManager::phpFpmAllowed(const std::string& path) const {
+  if (path == options_.php_fpm) return true;
+  for (const std::string& allowed : options_.allowed_php_fpm) {
+    if (path == allowed) return true;
+  }
+  return false;
+}
+
 std::string PoolManager::managedAddress(const std::string& name) const {
   return "unix:" + options_.socket_dir + "/" + name + ".sock";
 }
@@ -184,6 +192,17 @@ void PoolManager::startAll(Done done) {
   };
   for (const state::PoolRecord& p : *all) {
     if (!p.managed || pools_.count(p.name) != 0) continue;
+    std::string php_fpm = p.php_fpm_path.empty() ? options_.php_fpm : p.php_fpm_path;
+    if (!phpFpmAllowed(php_fpm)) {
+      // A pool stored when any binary was accepted: it is not run (as root) now.
+      std::string why = "pool " + p.name + " is not started: its php-fpm " + php_fpm +
+                        " is not among the binaries this controller runs (--php-fpm, "
+                        "--allow-php-fpm)";
+      LOG_ERROR("%s", why.c_str());
+      Result<state::EventRecord> stored = store_.appendEvent(p.instance, "pool.refused", why);
+      (void)stored;
+      continue;
+    }
     ++*pending;
     addEntry(p).process->supervise(one_done);
   }

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "controller/pools/pool_fpm_config.h"
 #include "controller/pools/pool_process.h"
@@ -37,6 +38,7 @@ struct PoolManagerOptions {
   std::string state_dir;   // pool files in <state_dir>/pools/NAME/
   std::string socket_dir;  // sockets: <socket_dir>/NAME.sock (--pool-dir)
   std::string php_fpm = kDefaultPhpFpm;
+  std::vector<std::string> allowed_php_fpm;  // besides php_fpm (--allow-php-fpm)
   RestartLimits limits;
 };
 
@@ -54,6 +56,7 @@ class PoolManager final : public PoolRuntime {
   // PoolRuntime
   std::string managedAddress(const std::string& name) const override;
   std::string defaultPhpFpm() const override { return options_.php_fpm; }
+  bool phpFpmAllowed(const std::string& path) const override;
   void startPool(const state::PoolRecord& pool, Done done) override;
   void removePool(const std::string& name, Done done) override;
   void assignmentsChanged() override;

@@ -25,6 +25,9 @@ class PoolRuntime {
   virtual std::string managedAddress(const std::string& name) const = 0;
   // The php-fpm binary used when `pool add --managed` names none.
   virtual std::string defaultPhpFpm() const = 0;
+  // Whether `path` is a php-fpm this controller may run (as root): the default one or one
+  // it was started with --allow-php-fpm for. Nothing else is ever run.
+  virtual bool phpFpmAllowed(const std::string& path) const { return path == defaultPhpFpm(); }
 
   // Writes the config of the managed `pool` (not in the store yet) and starts php-fpm;
   // ok once it accepts on its socket (it is supervised from then on), else why not

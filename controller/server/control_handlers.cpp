@@ -61,9 +61,10 @@ Json eventJson(const state::EventRecord& event) {
 }
 
 ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runtime,
-                                 ControllerInfo info, PoolRuntime* pools)
+                                 Accounts& accounts, ControllerInfo info, PoolRuntime* pools)
     : store_(store),
       runtime_(runtime),
+      accounts_(accounts),
       info_(std::move(info)),
       pool_runtime_(pools),
       pools_(store, runtime, pools) {}

@@ -19,13 +19,17 @@
 //   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
 //   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
 //                     metrics_report.h
-//   instance.add      {name, config, config_path, mode?, cpus?, user?, shared_cpus?}
-//                     -> SUMMARY. mode "multi" (default) or "single"; cpus >= 1
-//                     (default 1); user (default "nobody"; "root" only when named) must
-//                     exist; config_path absolute; the config must load without [server]
-//                     and listen nowhere another instance listens.
+//   instance.add      {name, config, config_path, mode?, cpus?, user?, share_user?,
+//                     shared_cpus?} -> SUMMARY. mode "multi" (default) or "single";
+//                     cpus >= 1 (default 1); user: by default a system user of its own
+//                     (system_accounts.h: made now, removed with the instance), else an
+//                     existing user; a uid 0 user is refused (permission_denied) unless
+//                     the controller runs with --allow-root-instances, and a user another
+//                     instance runs as is refused (conflict) unless share_user is true;
+//                     config_path absolute; the config must load without [server] and
+//                     listen nowhere another instance listens.
 //   instance.set      {name, config, config_path} -> SUMMARY (applies on reload/restart)
-//   instance.remove   {name} -> {} (stopped first)
+//   instance.remove   {name} -> {} (stopped first; the user made for it is removed)
 //   instance.start|stop|restart|reload  {name} -> SUMMARY once done
 //   pool.*            see pool_handlers.h
 // SUMMARY = {name, mode, cpus, assigned_cpus, shared_cpus, user, desired, status, reason,
@@ -46,14 +50,13 @@
 #include "controller/pools/pool_runtime.h"
 #include "controller/server/pool_handlers.h"
 #include "controller/state/state_store.h"
+#include "controller/system_accounts.h"
 #include "ipc/endpoint.h"
 #include "ipc/handler_table.h"
 
 namespace scalws::controller {
 
 class MetricsCollector;
-
-inline constexpr const char* kDefaultInstanceUser = "nobody";
 
 struct ControllerInfo {
   std::string version;
@@ -62,13 +65,15 @@ struct ControllerInfo {
   std::string socket_path;
   int64_t started_ms = 0;
   common::CpuSet reserved_cpus;
+  bool allow_root_instances = false;  // --allow-root-instances
 };
 
 class ControlHandlers {
  public:
   // `pools`: the managed PHP pools' runtime; null runs no managed pools.
-  ControlHandlers(state::StateStore& store, InstanceRuntime& runtime, ControllerInfo info,
-                  PoolRuntime* pools = nullptr);
+  // `accounts` makes and removes the instances' own users.
+  ControlHandlers(state::StateStore& store, InstanceRuntime& runtime, Accounts& accounts,
+                  ControllerInfo info, PoolRuntime* pools = nullptr);
 
   // Where instance.metrics and the status lines read from (null: they report nothing).
   void setMetrics(MetricsCollector* metrics) { metrics_ = metrics; }
@@ -101,6 +106,11 @@ class ControlHandlers {
   // Stores the operator's intent for `name` (run by the runtime once the operation is sure).
   InstanceRuntime::Commit desire(const std::string& name, state::DesiredState desired);
 
+  // Who the workers of the instance in `spec` run as (spec.user), from args; sets *create
+  // when that is its own user and it does not exist yet.
+  common::Status chooseUser(const ipc::Json& args, state::NewInstance& spec, bool* create);
+  // After an instance went: its own user too, unless another instance runs as it.
+  void removeUserOf(const state::InstanceRecord& record);
   // The config in args, loaded, and checked against every other instance's addresses.
   common::Result<std::string> checkedConfig(const std::string& name, const ipc::Json& args,
                                             std::string* config_path);
@@ -112,6 +122,7 @@ class ControlHandlers {
 
   state::StateStore& store_;
   InstanceRuntime& runtime_;
+  Accounts& accounts_;
   ControllerInfo info_;
   MetricsCollector* metrics_ = nullptr;
   PoolRuntime* pool_runtime_;

@@ -1,7 +1,5 @@
 // ControlHandlers: the writes (instance.add|set|remove and the actions start, stop,
 // restart, reload). Each validates all it can before the one transaction that stores it.
-#include <pwd.h>
-
 #include <memory>
 
 #include "common/log.h"
@@ -19,14 +17,52 @@ namespace {
 
 constexpr uint64_t kMaxCpus = 4096;
 
-bool userExists(const std::string& user) {
-  struct passwd pw;
-  struct passwd* found = nullptr;
-  char buf[4096];
-  return getpwnam_r(user.c_str(), &pw, buf, sizeof(buf), &found) == 0 && found != nullptr;
+}  // namespace
+
+Status ControlHandlers::chooseUser(const Json& args, state::NewInstance& spec, bool* create) {
+  *create = false;
+  bool given = args.contains("user");
+  SCALWS_ASSIGN_OR_RETURN(spec.user,
+                          ipc::optionalString(args, "user", instanceUserName(spec.name)));
+  Result<Account> account = accounts_.lookUp(spec.user);
+  if (!account.ok() && given) {
+    return common::invalidArgument("no user '" + spec.user + "' on this host");
+  }
+  *create = !account.ok();
+  if (account.ok() && account->uid == 0 && !info_.allow_root_instances) {
+    // Workers as root would read every file of the host (/etc/shadow, other tenants').
+    return Status(StatusCode::kPermissionDenied,
+                  "user '" + spec.user +
+                      "' is root; instances run as root only under a controller started with "
+                      "--allow-root-instances");
+  }
+  SCALWS_ASSIGN_OR_RETURN(bool share, ipc::optionalBool(args, "share_user", false));
+  SCALWS_ASSIGN_OR_RETURN(std::vector<state::InstanceRecord> all, store_.listInstances());
+  for (const state::InstanceRecord& other : all) {
+    if (other.user != spec.user || share) continue;
+    return Status(StatusCode::kAlreadyExists,
+                  "user '" + spec.user + "' already runs instance " + other.name +
+                      "; two instances of one user can reach each other's files and PHP pools: "
+                      "pass --share-user to mean it, or leave --user out for a user of its own");
+  }
+  return Status();
 }
 
-}  // namespace
+void ControlHandlers::removeUserOf(const state::InstanceRecord& record) {
+  if (!record.user_created) return;
+  Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
+  if (!all.ok()) return;
+  for (const state::InstanceRecord& other : *all) {
+    if (other.user == record.user) return;  // shared since: it stays for them
+  }
+  Status removed = accounts_.remove(record.user);
+  if (removed.ok()) {
+    LOG_INFO("instance %s: user %s removed", record.name.c_str(), record.user.c_str());
+    return;
+  }
+  LOG_WARN("instance %s: cannot remove user %s: %s", record.name.c_str(), record.user.c_str(),
+           removed.message().c_str());
+}
 
 Result<std::string> ControlHandlers::checkedConfig(const std::string& name, const Json& args,
                                                    std::string* config_path) {
@@ -65,14 +101,29 @@ Result<Json> ControlHandlers::instanceAdd(const Json& args) {
   }
   spec.cpus = static_cast<uint32_t>(cpus);
   SCALWS_ASSIGN_OR_RETURN(spec.shared_cpus, ipc::optionalBool(args, "shared_cpus", false));
-  SCALWS_ASSIGN_OR_RETURN(spec.user, ipc::optionalString(args, "user", kDefaultInstanceUser));
-  if (spec.user.empty() || !userExists(spec.user)) {
-    return common::invalidArgument("no user '" + spec.user + "' on this host");
+  if (store_.getInstance(spec.name).ok()) {
+    return Status(StatusCode::kAlreadyExists, "instance '" + spec.name + "' already exists");
   }
+  bool create = false;
+  SCALWS_RETURN_IF_ERROR(chooseUser(args, spec, &create));
   SCALWS_ASSIGN_OR_RETURN(spec.config, checkedConfig(spec.name, args, &spec.config_path));
-  SCALWS_ASSIGN_OR_RETURN(state::InstanceRecord record, store_.addInstance(spec));
-  LOG_INFO("instance %s added (mode %s, CPUs %s, user %s)", spec.name.c_str(), mode.c_str(),
-           record.assigned_cpus.toString().c_str(), spec.user.c_str());
+  if (create) {
+    Result<Account> made = accounts_.create(spec.user, "ScalWS instance " + spec.name);
+    if (!made.ok()) {
+      return Status(made.status().code(),
+                    "cannot make user " + spec.user + ": " + made.status().message());
+    }
+    spec.user_created = true;
+  }
+  Result<state::InstanceRecord> stored = store_.addInstance(spec);
+  if (!stored.ok()) {
+    if (spec.user_created) (void)accounts_.remove(spec.user);  // nothing of it stays
+    return stored.status();
+  }
+  const state::InstanceRecord& record = *stored;
+  LOG_INFO("instance %s added (mode %s, CPUs %s, user %s%s)", spec.name.c_str(), mode.c_str(),
+           record.assigned_cpus.toString().c_str(), spec.user.c_str(),
+           spec.user_created ? ", made for it" : "");
   runtime_.instanceStored(record);
   return summary(record);
 }
@@ -91,13 +142,14 @@ void ControlHandlers::instanceRemove(In& in, Out out) {
   Result<state::InstanceRecord> existing = namedInstance(in.args());
   if (!existing.ok()) return out.fail(existing.status());
   auto shared = std::make_shared<ipc::Replier>(std::move(out));
-  std::string name = existing->name;
+  state::InstanceRecord record = *existing;
   runtime_.remove(
-      name, [this, name] { return store_.removeInstance(name); },
-      [this, shared](const Status& s) {
+      record.name, [this, name = record.name] { return store_.removeInstance(name); },
+      [this, shared, record](const Status& s) {
         if (!s.ok()) return shared->fail(s);
         // Its pools were released with it: their sockets go back to their own users.
         if (pool_runtime_ != nullptr) pool_runtime_->assignmentsChanged();
+        removeUserOf(record);
         shared->ok();
       });
 }

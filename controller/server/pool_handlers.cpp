@@ -143,13 +143,18 @@ Result<state::PoolRecord> PoolHandlers::newPool(const Json& args) {
   p.max_conns = p.processes;  // a kept connection holds a child: pm = static, max_children
   if (args.contains("php_fpm")) {
     SCALWS_ASSIGN_OR_RETURN(p.php_fpm_path, ipc::stringField(args, "php_fpm"));
-    if (p.php_fpm_path.empty() || p.php_fpm_path.front() != '/' ||
-        ::access(p.php_fpm_path.c_str(), X_OK) != 0) {
-      return bad("php-fpm '" + p.php_fpm_path + "' is not an executable absolute path");
+    // The master runs as root: the group scalws may add pools, not pick what runs as root.
+    if (!pools_->phpFpmAllowed(p.php_fpm_path)) {
+      return Status(StatusCode::kPermissionDenied,
+                    "php-fpm '" + p.php_fpm_path +
+                        "' is not among the binaries this controller runs; start it with "
+                        "--allow-php-fpm " +
+                        p.php_fpm_path + " to allow it");
     }
-  } else if (::access(pools_->defaultPhpFpm().c_str(), X_OK) != 0) {
-    return bad("no executable " + pools_->defaultPhpFpm() +
-               " (install php8.2-fpm or give --php-fpm)");
+  }
+  std::string binary = p.php_fpm_path.empty() ? pools_->defaultPhpFpm() : p.php_fpm_path;
+  if (::access(binary.c_str(), X_OK) != 0) {
+    return bad("no executable " + binary + " (install php8.2-fpm or give --php-fpm)");
   }
   p.address = pools_->managedAddress(p.name);
   common::config::PhpPoolConfig parsed;

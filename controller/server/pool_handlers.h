@@ -11,9 +11,10 @@
 //                 -> POOL. address "unix:/abs/path" or "tcp:host:port" (literal host or
 //                 localhost); max_conns 1..65535 (absent: unknown, one connection per
 //                 request); user must exist and not be root; processes 1..1024 (its
-//                 max_conns); php_fpm an absolute executable path (default
-//                 /usr/sbin/php-fpm8.2). A managed pool listens on unix:<pool dir>/NAME.sock
-//                 and the reply comes once php-fpm accepts there.
+//                 max_conns); php_fpm one of the binaries the controller runs (its
+//                 --php-fpm, default /usr/sbin/php-fpm8.2, or an --allow-php-fpm; any
+//                 other is permission_denied: the master runs as root). A managed pool listens on
+//                 unix:<pool dir>/NAME.sock and the reply comes once php-fpm accepts there.
 //   pool.remove   {name} -> {} (refused while assigned, and while a running instance's
 //                 workers still use it — released but not reloaded yet; a managed pool's
 //                 php-fpm is stopped)

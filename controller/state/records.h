@@ -36,7 +36,8 @@ struct NewInstance {
   WorkerMode mode = WorkerMode::kMulti;
   uint32_t cpus = 1;  // how many CPUs it wants
   bool shared_cpus = false;
-  std::string user;  // never empty: who the workers run as ("root" only when asked for)
+  std::string user;           // never empty: who the workers run as ("root" only when asked for)
+  bool user_created = false;  // the controller made `user` for it, and removes it with it
   std::string config;
   std::string config_path;
   DesiredState desired = DesiredState::kStopped;
@@ -48,6 +49,7 @@ struct InstanceRecord {
   uint32_t cpus = 1;
   bool shared_cpus = false;
   std::string user;
+  bool user_created = false;
   std::string config;
   std::string config_path;
   DesiredState desired = DesiredState::kStopped;

@@ -143,6 +143,13 @@ CREATE TABLE launches (
 ALTER TABLE workers ADD COLUMN launch_digest TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Migration 6: an instance runs as a system user of its own unless told otherwise, made by
+// the controller (and removed with the instance). Instances added before keep their user.
+constexpr std::string_view kInstanceUserSchema = R"sql(
+ALTER TABLE instances ADD COLUMN user_created INTEGER NOT NULL DEFAULT 0
+  CHECK (user_created IN (0, 1));
+)sql";
+
 }  // namespace
 
 std::span<const Migration> allMigrations() {
@@ -152,6 +159,7 @@ std::span<const Migration> allMigrations() {
       {3, "workers: live worker processes, for re-attaching", kWorkersSchema},
       {4, "php_pools.assigned_as: the name an instance's php routes use", kPoolBindingSchema},
       {5, "launches and workers.launch_digest: what the workers were told", kLaunchesSchema},
+      {6, "instances.user_created: a system user of its own", kInstanceUserSchema},
   };
   return kMigrations;
 }

@@ -3,10 +3,13 @@ dir and socket, the real scalwsctl, instance configs on free ports, a load gener
 the after-test checks (the workers left are the ones expected, no fd leaked in the
 controller, no alert or sanitizer line in the logs).
 
-Workers run as `nobody` (the default instance user), so the tests run as root, as CI does.
+Each instance runs as a system user of its own (scalws-NAME, made by the controller), so
+the tests run as root, as CI does; the users a test's controllers made and left are
+removed after the test (conftest.py), whatever it did to its controllers.
 """
 import json
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -35,6 +38,16 @@ def site_config(port, body="hello\n", extra_ports=()):
 
 def unique_name(prefix="t"):
     return "%s%s" % (prefix, uuid.uuid4().hex[:8])
+
+
+def instance_user(name):
+    """The system user the controller makes for instance `name` (short names only)."""
+    return "scalws-" + name
+
+
+def instance_users():
+    """The users the controller made for instances, as the host has them now."""
+    return {p.pw_name for p in pwd.getpwall() if p.pw_name.startswith("scalws-")}
 
 
 def proc_state(pid):

@@ -15,6 +15,7 @@
 
 #include "controller/instances/worker_probe.h"
 #include "ipc/unix_socket.h"
+#include "tests/unit/controller/fake_accounts.h"
 #include "tests/unit/controller/temp_dir.h"
 
 namespace scalws::controller {
@@ -39,7 +40,8 @@ uint16_t freePort() {
 class Running {
  public:
   explicit Running(const ControllerOptions& options) {
-    Result<std::unique_ptr<Controller>> c = Controller::create(options);
+    Result<std::unique_ptr<Controller>> c =
+        Controller::create(options, std::make_unique<FakeAccounts>());
     EXPECT_TRUE(c.ok()) << c.status().message();
     if (!c.ok()) return;
     controller_ = std::move(*c);

@@ -12,6 +12,7 @@
 #include "controller/state/state_store.h"
 #include "ipc/blocking_client.h"
 #include "ipc/unix_socket.h"
+#include "tests/unit/controller/fake_accounts.h"
 #include "tests/unit/controller/temp_dir.h"
 #include "tests/unit/ipc/ipc_test_util.h"
 
@@ -91,7 +92,7 @@ class ControlHandlersTest : public ::testing::Test {
     info.state_dir = dir_.path();
     info.socket_path = dir_.file("control.sock");
     info.started_ms = 1;
-    handlers_ = std::make_unique<ControlHandlers>(*store_, runtime_, info);
+    handlers_ = std::make_unique<ControlHandlers>(*store_, runtime_, accounts_, info);
 
     auto pair = ipc::socketPair();
     EXPECT_TRUE(pair.ok());
@@ -146,6 +147,7 @@ class ControlHandlersTest : public ::testing::Test {
 
   scalws::testing::TempDir dir_;
   ipc::testing::TestLoop loop_;
+  FakeAccounts accounts_;
   FakeRuntime runtime_;
   std::unique_ptr<state::StateStore> store_;
   std::unique_ptr<ControlHandlers> handlers_;
@@ -176,7 +178,8 @@ TEST_F(ControlHandlersTest, AddStoresWithDefaultsAndAnswersTheSummary) {
   EXPECT_EQ((*added)["mode"], "multi");
   EXPECT_EQ((*added)["cpus"], 1);
   EXPECT_EQ((*added)["assigned_cpus"], "0");
-  EXPECT_EQ((*added)["user"], kDefaultInstanceUser);
+  EXPECT_EQ((*added)["user"], "scalws-web");  // a user of its own, made for it
+  EXPECT_EQ(accounts_.created, std::vector<std::string>{"scalws-web"});
   EXPECT_EQ((*added)["desired"], "stopped");
   EXPECT_EQ((*added)["status"], "stopped");
   EXPECT_EQ(runtime_.stored, std::vector<std::string>{"web"});
@@ -185,15 +188,65 @@ TEST_F(ControlHandlersTest, AddStoresWithDefaultsAndAnswersTheSummary) {
   EXPECT_EQ(record->config, kConfig);
   EXPECT_EQ(record->config_path, "/etc/scalws/web.toml");
 
+  EXPECT_TRUE(record->user_created);
+
   Json single = addArgs("api", "[[listen]]\naddress = \"127.0.0.1:8081\"\n");
   single["mode"] = "single";
-  single["user"] = "root";
+  single["user"] = "nobody";
   single["shared_cpus"] = true;
   Result<Json> api = call("instance.add", single);
   ASSERT_TRUE(api.ok()) << api.status().message();
   EXPECT_EQ((*api)["mode"], "single");
-  EXPECT_EQ((*api)["user"], "root");  // only because it was asked for by name
+  EXPECT_EQ((*api)["user"], "nobody");  // named: not made, not removed with it
   EXPECT_EQ((*api)["shared_cpus"], true);
+  EXPECT_FALSE(store_->getInstance("api")->user_created);
+  EXPECT_EQ(accounts_.created.size(), 1u);
+}
+
+TEST_F(ControlHandlersTest, RootOnlyUnderAControllerThatAllowsIt) {
+  Json as_root = addArgs("web");
+  as_root["user"] = "root";
+  std::string before = dbDump();
+  Result<Json> refused = call("instance.add", as_root);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(refused.status().message().find("--allow-root-instances"), std::string::npos);
+  EXPECT_EQ(dbDump(), before);
+
+  ControllerInfo info;
+  info.allow_root_instances = true;
+  handlers_ = std::make_unique<ControlHandlers>(*store_, runtime_, accounts_, info);
+  EXPECT_TRUE(handlers_->registerOn(*server_).ok());
+  Result<Json> allowed = call("instance.add", as_root);
+  ASSERT_TRUE(allowed.ok()) << allowed.status().message();
+  EXPECT_EQ((*allowed)["user"], "root");
+}
+
+TEST_F(ControlHandlersTest, AUserOfAnotherInstanceOnlyWhenSharingIsAskedFor) {
+  Json first = addArgs("web");
+  first["user"] = "nobody";
+  ASSERT_TRUE(call("instance.add", first).ok());
+  Json second = addArgs("api", "[[listen]]\naddress = \"127.0.0.1:8081\"\n");
+  second["user"] = "nobody";
+  std::string before = dbDump();
+  Result<Json> refused = call("instance.add", second);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(refused.status().message().find("--share-user"), std::string::npos);
+  EXPECT_EQ(dbDump(), before);
+  second["share_user"] = true;
+  EXPECT_TRUE(call("instance.add", second).ok());
+}
+
+TEST_F(ControlHandlersTest, RemovingAnInstanceRemovesTheUserMadeForIt) {
+  ASSERT_TRUE(call("instance.add", addArgs("web")).ok());
+  Json named = addArgs("api", "[[listen]]\naddress = \"127.0.0.1:8081\"\n");
+  named["user"] = "nobody";
+  ASSERT_TRUE(call("instance.add", named).ok());
+  ASSERT_TRUE(call("instance.remove", {{"name", "web"}}).ok());
+  ASSERT_TRUE(call("instance.remove", {{"name", "api"}}).ok());
+  EXPECT_EQ(accounts_.removed, std::vector<std::string>{"scalws-web"});
+  EXPECT_TRUE(accounts_.made.empty());
 }
 
 TEST_F(ControlHandlersTest, RefusedAddsChangeNothing) {
@@ -245,6 +298,7 @@ TEST_F(ControlHandlersTest, RefusedAddsChangeNothing) {
     // Over the wire: conflict <-> kAlreadyExists, invalid_argument, failed.
     EXPECT_EQ(r.status().code(), c.code) << c.what << ": " << r.status().message();
     EXPECT_EQ(dbDump(), before) << c.what;
+    EXPECT_EQ(accounts_.made.size(), 2u) << c.what;  // no user left behind either
   }
   Result<Json> r = call("instance.add", addArgs("c", "[[listen]]\naddress = 5\n"));
   EXPECT_NE(r.status().message().find("c.toml:2:"), std::string::npos) << r.status().message();

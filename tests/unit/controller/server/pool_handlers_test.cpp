@@ -13,6 +13,7 @@
 #include "controller/server/control_handlers.h"
 #include "controller/state/state_store.h"
 #include "ipc/unix_socket.h"
+#include "tests/unit/controller/fake_accounts.h"
 #include "tests/unit/controller/temp_dir.h"
 #include "tests/unit/ipc/ipc_test_util.h"
 
@@ -98,7 +99,7 @@ class PoolHandlersTest : public ::testing::Test {
     store_ = std::make_unique<state::StateStore>(std::move(*store));
     ControllerInfo info;
     info.state_dir = dir_.path();
-    handlers_ = std::make_unique<ControlHandlers>(*store_, instances_, info, &pools_);
+    handlers_ = std::make_unique<ControlHandlers>(*store_, instances_, accounts_, info, &pools_);
     auto pair = ipc::socketPair();
     EXPECT_TRUE(pair.ok());
     ipc::EndpointOptions server;
@@ -147,6 +148,7 @@ class PoolHandlersTest : public ::testing::Test {
 
   scalws::testing::TempDir dir_;
   ipc::testing::TestLoop loop_;
+  FakeAccounts accounts_;
   NoInstances instances_;
   FakePools pools_;
   std::unique_ptr<state::StateStore> store_;
@@ -246,13 +248,13 @@ TEST_F(PoolHandlersTest, RefusedAddsChangeNothing) {
         {"processes", 2},
         {"address", "unix:/x.sock"}},
        StatusCode::kInvalidArgument},
-      {"php-fpm missing",
+      {"php-fpm not allowed",
        {{"name", "a"},
         {"managed", true},
         {"user", "nobody"},
         {"processes", 2},
-        {"php_fpm", "/no/such/php-fpm"}},
-       StatusCode::kInvalidArgument},
+        {"php_fpm", "/bin/sh"}},
+       StatusCode::kPermissionDenied},
       {"named global",
        {{"name", "global"}, {"managed", true}, {"user", "nobody"}, {"processes", 2}},
        StatusCode::kInvalidArgument},
