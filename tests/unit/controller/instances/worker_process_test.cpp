@@ -48,9 +48,7 @@ struct Heard {
     cb.on_exit = [this](WorkerProcess&, const std::string& how) { exit = how; };
     cb.on_hello = [this](WorkerProcess&) { ++hellos; };
     cb.on_metrics = [this](WorkerProcess&, const common::metrics::MetricsSnapshot& s,
-                           std::vector<common::metrics::UpstreamMetrics>) {
-      metrics.push_back(s);
-    };
+                           std::vector<common::metrics::UpstreamMetrics>) { metrics.push_back(s); };
     return cb;
   }
 };
