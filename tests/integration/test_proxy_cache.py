@@ -5,6 +5,7 @@ and single mode) but never between two servers, purge, limits and eviction, the 
 (a damaged file dropped), and a worker killed in the middle of a fill."""
 import concurrent.futures
 import glob
+import json
 import os
 import signal
 import subprocess
@@ -21,6 +22,9 @@ workers = %(workers)d
 mode = "%(mode)s"
 [[listen]]
 address = "127.0.0.1:$port"
+[[route]]
+match = { exact = "/status" }
+status = {}
 [[route]]
 match = { exact = "/purge-denied" }
 cache_purge = { cache = "pages" }
@@ -100,6 +104,38 @@ def test_fresh_answers_come_from_the_cache(upstream):
         assert upstream.count("/a") == 1
         # The fill went upstream without the client's validators or Range.
         assert "if-none-match" not in upstream.requests("/a")[0][2]
+
+
+def test_the_status_page_counts_hits_misses_revalidations_and_bytes(upstream):
+    upstream.set("/m", headers=[("Cache-Control", "max-age=60")])
+    upstream.set("/nc", headers=[("Cache-Control", "no-cache, max-age=60"), ("ETag", '"n1"')],
+                 not_modified_if='"n1"')
+
+    def figures(s):
+        status, _, body = get(s, "/status")
+        assert status == 200
+        f = json.loads(body)
+        return {k: f[k] for k in ("proxy_cache_hits", "proxy_cache_misses", "proxy_cache_stale",
+                                  "proxy_cache_revalidations", "proxy_cache_bytes")}
+
+    def delta(a, b):
+        return {k: b[k] - a[k] for k in a}
+
+    # Two workers: the page sums both, whichever of them answered each request.
+    with Scalwsd(site(upstream, workers=2)) as s:
+        before = figures(s)
+        for _ in range(3):
+            assert get(s, "/m")[2] == "body of /m #1\n"
+        middle = figures(s)
+        assert delta(before, middle) == {
+            "proxy_cache_hits": 2, "proxy_cache_misses": 1, "proxy_cache_stale": 0,
+            "proxy_cache_revalidations": 0, "proxy_cache_bytes": 2 * len("body of /m #1\n")}
+        get(s, "/nc")
+        get(s, "/nc")  # no-cache: asked upstream again, which answers 304
+        after = delta(middle, figures(s))
+        assert (after["proxy_cache_misses"], after["proxy_cache_revalidations"],
+                after["proxy_cache_hits"]) == (2, 1, 0)
+        assert upstream.count("/m") == 1 and upstream.count("/nc") == 2
 
 
 @pytest.mark.parametrize("headers,stored", [

@@ -139,6 +139,7 @@ void CacheExchange::lookup() {
           s.collapsed = collapsed_;
           if (collapsed_) s.fwd = miss_kind_;
           counters.hits.fetch_add(1, std::memory_order_relaxed);
+          home_.loop().counters().proxy_cache_hits.add();
           answerFromHit(s);
           return;
         }
@@ -152,6 +153,7 @@ void CacheExchange::lookup() {
             status_.fwd = miss_kind_;
             stale_allowed_ = true;  // the upstream failing: the stale entry still answers
             store_->header().misses.fetch_add(1, std::memory_order_relaxed);
+            home_.loop().counters().proxy_cache_misses.add();
             forward(Mode::kRevalidate);
             return;
           }
@@ -159,6 +161,7 @@ void CacheExchange::lookup() {
           s.hit = true;
           s.detail = "stale-while-revalidate";
           counters.stale_served.fetch_add(1, std::memory_order_relaxed);
+          home_.loop().counters().proxy_cache_stale.add();
           answerFromHit(s);
           return;
         }
@@ -206,6 +209,7 @@ void CacheExchange::tryFill() {
     return;
   }
   store_->header().misses.fetch_add(1, std::memory_order_relaxed);
+  home_.loop().counters().proxy_cache_misses.add();
   if (!have_hit_ && route_->cache->disk() != nullptr) {
     readDisk();
     return;
@@ -280,6 +284,7 @@ bool CacheExchange::answerFromHit(CacheStatus status) {
     body.copy = hit_.body;
   }
   store_->header().bytes_served.fetch_add(hit_view_.info.body_len, std::memory_order_relaxed);
+  home_.loop().counters().proxy_cache_bytes.add(hit_view_.info.body_len);
   cache::StoredAnswerOptions options;
   options.status = status;
   options.cache_status_header = route_->config.cache_status_header;
@@ -439,6 +444,7 @@ void CacheExchange::publish() {
 
 void CacheExchange::refreshFrom304(const ResponseHead& head) {
   store_->header().revalidations.fetch_add(1, std::memory_order_relaxed);
+  home_.loop().counters().proxy_cache_revalidations.add();
   std::string merged = mergedHead(hit_view_.head, head.headers);
   HeaderField fields[cache::kMaxStoredFields];
   size_t count = 0;
@@ -477,6 +483,7 @@ void CacheExchange::refreshFrom304(const ResponseHead& head) {
 
 void CacheExchange::answerStale(uint16_t upstream_status) {
   store_->header().stale_served.fetch_add(1, std::memory_order_relaxed);
+  home_.loop().counters().proxy_cache_stale.add();
   dropFill();
   LOG_NOTICE("cache %s: %s: upstream answered %u; serving the stored answer (stale-if-error)",
              route_->config.name.c_str(), uri_.c_str(), upstream_status);
