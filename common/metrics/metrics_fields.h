@@ -49,7 +49,17 @@
     "CPU time (user + system) of the workers.")                                                  \
   X(rss_bytes, kGauge, 2, "scalws_resident_memory_bytes", kCount,                                \
     "Resident memory of the live workers.")                                                      \
-  X(latency_sum_us, kCounter, 2, "", kMicros, "Total time of the requests counted.")
+  X(latency_sum_us, kCounter, 2, "", kMicros, "Total time of the requests counted.")             \
+  X(proxy_cache_hits, kCounter, 7, "scalws_proxy_cache_hits_total", kCount,                      \
+    "Proxied requests answered by a fresh entry of the response cache.")                         \
+  X(proxy_cache_misses, kCounter, 7, "scalws_proxy_cache_misses_total", kCount,                  \
+    "Cacheable proxied requests the response cache sent upstream.")                              \
+  X(proxy_cache_stale, kCounter, 7, "scalws_proxy_cache_stale_total", kCount,                    \
+    "Stale response cache entries served (stale-while-revalidate, stale-if-error).")             \
+  X(proxy_cache_revalidations, kCounter, 7, "scalws_proxy_cache_revalidations_total", kCount,    \
+    "Response cache entries refreshed by a 304 from the upstream.")                              \
+  X(proxy_cache_bytes, kCounter, 7, "scalws_proxy_cache_sent_bytes_total", kCount,               \
+    "Body bytes sent from the response cache.")
 
 // Counters by label: X(member, labels, column prefix, prometheus family, label, help).
 // `labels` names an array of label values (metrics_snapshot.h); the DB has one column per

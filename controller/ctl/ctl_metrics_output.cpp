@@ -76,6 +76,15 @@ std::vector<std::vector<std::string>> rows(const Json& now, const Json& win) {
     return formatPercent(it->get<double>()) + " of " +
            std::to_string(unsignedAt(c, "hits") + unsignedAt(c, "misses"));
   });
+  row("proxy cache hits", [](const Json& f) {
+    auto cache = f.find("proxy_cache");
+    if (cache == f.end() || !cache->is_object()) return std::string("-");
+    auto it = cache->find("hit_rate");
+    if (it == cache->end() || !it->is_number()) return std::string("-");
+    return formatPercent(it->get<double>()) + " of " +
+           std::to_string(unsignedAt(*cache, "hits") + unsignedAt(*cache, "stale") +
+                          unsignedAt(*cache, "misses"));
+  });
   row("PHP pool waits", [](const Json& f) {
     const Json& php = object(f, "php");
     uint64_t waits = unsignedAt(php, "waits");

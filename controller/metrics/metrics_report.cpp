@@ -44,6 +44,7 @@ Json figuresJson(const MetricsCollector::Window& w) {
     actions[std::string(common::metrics::kActionLabels[i])] = s.requests_by_action[i];
   }
   uint64_t lookups = s.file_cache_hits + s.file_cache_misses;
+  uint64_t cache_lookups = s.proxy_cache_hits + s.proxy_cache_stale + s.proxy_cache_misses;
   Json out = {
       {"from_ms", w.from_ms},
       {"to_ms", w.to_ms},
@@ -84,6 +85,15 @@ Json figuresJson(const MetricsCollector::Window& w) {
        {{"connects", s.upstream_connects},
         {"reuses", s.upstream_reuses},
         {"errors", s.upstream_errors}}},
+      {"proxy_cache",
+       {{"hits", s.proxy_cache_hits},
+        {"misses", s.proxy_cache_misses},
+        {"stale", s.proxy_cache_stale},
+        {"revalidations", s.proxy_cache_revalidations},
+        {"bytes_out", s.proxy_cache_bytes},
+        {"hit_rate", cache_lookups == 0 ? Json(nullptr)
+                                        : Json(fraction(s.proxy_cache_hits + s.proxy_cache_stale,
+                                                        cache_lookups))}}},
       {"cpu_percent", rounded(static_cast<double>(s.cpu_us) / (secs * 1e6) * 100.0)},
       {"rss_bytes", s.rss_bytes},
   };

@@ -95,6 +95,13 @@ const std::string& metricsSchema() {
   return sql;
 }
 
+// Migration 7: the proxy response cache's figures (hits, misses, stale served,
+// revalidations, body bytes sent from it), as columns of both rollups; older rows count 0.
+const std::string& proxyCacheMetricsSchema() {
+  static const std::string sql = metricsColumnsSince(7);
+  return sql;
+}
+
 // Migration 3: the worker processes the controller started, so a controller that
 // comes back after a crash finds the workers still serving and re-attaches to them. One row
 // per live process; start_ticks (field 22 of /proc/PID/stat) tells a worker from an
@@ -160,6 +167,7 @@ std::span<const Migration> allMigrations() {
       {4, "php_pools.assigned_as: the name an instance's php routes use", kPoolBindingSchema},
       {5, "launches and workers.launch_digest: what the workers were told", kLaunchesSchema},
       {6, "instances.user_created: a system user of its own", kInstanceUserSchema},
+      {7, "metrics: the proxy response cache's figures", proxyCacheMetricsSchema()},
   };
   return kMigrations;
 }

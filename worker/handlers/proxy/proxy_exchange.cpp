@@ -64,7 +64,7 @@ bool ProxyExchange::callWriter(F&& f) {
 }
 
 void ProxyExchange::start(Request& request, ResponseWriter& writer, UpstreamPool& pool,
-                          const ProxyRoute& route) {
+                          const ProxyRoute& route, bool cache_fill, std::string_view conditional) {
   request_ = &request;
   writer_ = &writer;
   pool_ = &pool;
@@ -77,6 +77,8 @@ void ProxyExchange::start(Request& request, ResponseWriter& writer, UpstreamPool
   bytes_received_ = 0;
   head_options_ = RequestHeadOptions{};
   head_options_.framing = requestFramingOf(request, head_options_.content_length);
+  head_options_.cache_fill = cache_fill;
+  head_options_.conditional = conditional;
   tunnel_ = route.websocket && equalsIgnoreCase(request.upgrade, "websocket");
   if (tunnel_) {
     // RFC 6455 §4.1 (and RFC 8441 §5 for HTTP/2): the upstream gets an HTTP/1.1 upgrade

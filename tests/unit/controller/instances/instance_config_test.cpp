@@ -27,6 +27,20 @@ TEST(InstanceConfigTest, ServerTableIsRefused) {
       << site.status().message();
 }
 
+TEST(InstanceConfigTest, CacheIsRefusedUntilTheControllerSharesIt) {
+  const char* text =
+      "[[listen]]\naddress = \"127.0.0.1:1\"\n[[route]]\nmatch = { prefix = \"/\" }\n"
+      "proxy = { upstream = \"app\", cache = \"pages\" }\n[upstream.app]\n"
+      "servers = [\"127.0.0.1:2\"]\n[cache.pages]\nmemory = \"1m\"\n";
+  auto site = loadInstanceConfig(text, "/etc/scalws/a.toml");
+  ASSERT_FALSE(site.ok());
+  // One error, at the [cache] table; the route naming it is not reported on top.
+  EXPECT_EQ(site.status().message(),
+            "/etc/scalws/a.toml:8:1: [cache] is not available in an instance config under the "
+            "controller yet (its workers would not share it); run the site with standalone "
+            "scalwsd to cache");
+}
+
 TEST(InstanceConfigTest, OverlapRules) {
   EXPECT_EQ(listenOverlap(load("127.0.0.1:80"), load("127.0.0.1:80")), "127.0.0.1:80");
   EXPECT_EQ(listenOverlap(load("127.0.0.1:80"), load("0.0.0.0:80")), "127.0.0.1:80");

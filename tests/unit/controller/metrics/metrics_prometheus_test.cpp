@@ -85,6 +85,7 @@ PrometheusInstance instance(const std::string& name, uint64_t k) {
   i.total.bytes_out = 12345;
   i.total.cpu_us = 1'500'000;
   i.total.php_wait_us = 250;
+  i.total.proxy_cache_hits = 12 * k;
   i.total.conn_active = 3;
   i.total.latency[0] = 1;
   i.total.latency[1] = 0;
@@ -133,8 +134,13 @@ TEST(MetricsPrometheus, ParsesWithOneTypePerFamilyAndLabelsByInstanceClassAction
       EXPECT_EQ(s.value, "0.00025");
       ++seen;
     }
+    if (s.name == "scalws_proxy_cache_hits_total" && s.labels.at("instance") == "web") {
+      EXPECT_EQ(s.value, "12");
+      ++seen;
+    }
   }
-  EXPECT_EQ(seen, 4);
+  EXPECT_EQ(p.types["scalws_proxy_cache_sent_bytes_total"], "counter");
+  EXPECT_EQ(seen, 5);
 }
 
 TEST(MetricsPrometheus, HistogramBucketsAreCumulativeAndEndInInfEqualToCount) {
@@ -232,7 +238,7 @@ TEST(MetricsPrometheus, UpstreamServersAreLabelledByUpstreamAndServer) {
 TEST(MetricsPrometheus, NoInstancesStillDeclaresTheFamilies) {
   Parsed p = parse(renderPrometheus({}));
   EXPECT_TRUE(p.samples.empty());
-  EXPECT_EQ(p.types.size(), 22u);
+  EXPECT_EQ(p.types.size(), 27u);
 }
 
 }  // namespace

@@ -37,6 +37,10 @@ TEST(MetricsReport, FiguresAreRatesFractionsAndBucketPercentiles) {
   s.conn_active = 4;
   s.file_cache_hits = 27;
   s.file_cache_misses = 3;
+  s.proxy_cache_hits = 6;
+  s.proxy_cache_stale = 2;
+  s.proxy_cache_misses = 2;
+  s.proxy_cache_bytes = 4096;
   s.php_waits = 4;
   s.php_wait_us = 10'000;
   s.cpu_us = 2'500'000;
@@ -59,6 +63,8 @@ TEST(MetricsReport, FiguresAreRatesFractionsAndBucketPercentiles) {
   EXPECT_EQ(f["connections"]["accepted_per_s"], 2.0);
   EXPECT_EQ(f["connections"]["active"], 4u);
   EXPECT_EQ(f["open_file_cache"]["hit_rate"], 0.9);
+  EXPECT_EQ(f["proxy_cache"]["hit_rate"], 0.8);  // fresh and stale answers of 10 lookups
+  EXPECT_EQ(f["proxy_cache"]["bytes_out"], 4096u);
   EXPECT_EQ(f["php"]["wait_mean_us"], 2500u);
   EXPECT_EQ(f["cpu_percent"], 25.0);
   EXPECT_EQ(f["rss_bytes"], 1u << 24);
@@ -70,6 +76,7 @@ TEST(MetricsReport, NothingCountedIsZerosNotDivisionsByZero) {
   EXPECT_EQ(f["error_rate"]["4xx"], 0.0);
   EXPECT_EQ(f["latency_us"]["p99"], 0u);
   EXPECT_TRUE(f["open_file_cache"]["hit_rate"].is_null());
+  EXPECT_TRUE(f["proxy_cache"]["hit_rate"].is_null());
   EXPECT_EQ(f["php"]["wait_mean_us"], 0u);
 }
 

@@ -122,9 +122,19 @@ TEST(MetricsRowTest, TheSchemaIsWrittenFromTheColumns) {
   EXPECT_NE(sql.find("  act_other INTEGER NOT NULL,\n"), std::string::npos) << sql;
   EXPECT_NE(sql.find("latency BLOB NOT NULL"), std::string::npos);
   EXPECT_NE(sql.find("CREATE INDEX metrics_10s_by_bucket"), std::string::npos);
-  // No figure of the list came after version 2 yet.
-  EXPECT_EQ(metricsTableSql("metrics_1m", 2), metricsTableSql("metrics_1m", 99));
+  // Version 2 made the first figures; version 7 added the proxy cache's as columns of
+  // both tables, which a table written for a later version has from the start.
+  EXPECT_EQ(metricsTableSql("metrics_1m", 2).find("proxy_cache_hits"), std::string::npos);
+  EXPECT_NE(metricsTableSql("metrics_1m", 99).find("  proxy_cache_hits INTEGER NOT NULL,\n"),
+            std::string::npos);
   EXPECT_EQ(metricsColumnsSince(3), "");
+  std::string seven = metricsColumnsSince(7);
+  EXPECT_NE(seven.find("ALTER TABLE metrics_10s ADD COLUMN proxy_cache_bytes INTEGER NOT NULL "
+                       "DEFAULT 0;\n"),
+            std::string::npos)
+      << seven;
+  EXPECT_NE(seven.find("ALTER TABLE metrics_1m ADD COLUMN proxy_cache_hits "), std::string::npos);
+  EXPECT_EQ(seven.find("bytes_in"), std::string::npos);
 }
 
 TEST(MetricsRowTest, ValidationChecksAlignmentAndName) {

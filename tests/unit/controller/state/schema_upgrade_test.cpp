@@ -66,6 +66,11 @@ TEST_F(SchemaUpgradeTest, ItsMetricsRowsReadBackFigureByFigure) {
   EXPECT_EQ(f.latency[10], 2u);
   int col = 2;
   for (const MetricsColumn& column : metricsColumns()) {
+    if (column.since > 4) {
+      // Added by a later migration: the old rows did not count it.
+      EXPECT_EQ(column.of(f), 0u) << column.name;
+      continue;
+    }
     EXPECT_EQ(column.of(f), 100u + static_cast<uint64_t>(col)) << column.name;
     ++col;
   }
@@ -79,10 +84,14 @@ TEST_F(SchemaUpgradeTest, ItsMetricsRowsReadBackFigureByFigure) {
   MetricsRow next = (*tens)[1];
   next.bucket_ms += 10'000;
   next.figures.bytes_out = 7;
+  next.figures.proxy_cache_hits = 9;
   ASSERT_TRUE(store.insertMetrics(MetricsResolution::k10s, std::span(&next, 1)).ok());
   EXPECT_EQ(count("SELECT bytes_out FROM metrics_10s WHERE bucket_ms = " +
                   std::to_string(next.bucket_ms)),
             7);
+  EXPECT_EQ(count("SELECT proxy_cache_hits FROM metrics_10s WHERE bucket_ms = " +
+                  std::to_string(next.bucket_ms)),
+            9);
 }
 
 TEST_F(SchemaUpgradeTest, TheGeneratedTablesMatchTheOldOnes) {
