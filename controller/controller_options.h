@@ -4,6 +4,7 @@
 //                     [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]
 //                     [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]
 //                     [--allow-php-fpm PATH]... [--allow-root-instances]
+//                     [--dashboard-listen ADDR [--dashboard-auth FILE]]
 //
 // --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
 // settings tune the crash-loop detection (restart_policy.h): N unexpected worker exits of
@@ -14,7 +15,11 @@
 // (pool_manager.h); --allow-php-fpm adds a binary `pool add --php-fpm` may name (the
 // controller runs no other: the group scalws may add pools, it must not pick what runs as
 // root). --allow-root-instances lets `instance add --user` name a uid 0 user (refused
-// otherwise, to whoever asks). Parsing is pure; main.cpp runs it.
+// otherwise, to whoever asks). --dashboard-listen (off by default) serves the read-only
+// dashboard at http://ADDR/ (dashboard/dashboard.h); on an address other than a loopback
+// one it needs --dashboard-auth, an htpasswd-style file (dashboard/htpasswd.h), or the
+// arguments are refused: the page names users, CPUs and paths that are nobody else's
+// business. Parsing is pure; main.cpp runs it.
 #pragma once
 
 #include <string>
@@ -32,9 +37,11 @@ inline constexpr const char* kDefaultPoolDir = "/run/scalws/php";
 struct ControllerOptions {
   std::string state_dir = kDefaultStateDir;
   std::string socket_path = kDefaultSocketPath;
-  std::string reserve_cpus;    // cpulist; "" = none
-  std::string scalwsd;         // "" = next to this executable
-  std::string metrics_listen;  // "" = no Prometheus endpoint
+  std::string reserve_cpus;      // cpulist; "" = none
+  std::string scalwsd;           // "" = next to this executable
+  std::string metrics_listen;    // "" = no Prometheus endpoint
+  std::string dashboard_listen;  // "" = no dashboard
+  std::string dashboard_auth;    // "" = no credentials asked (loopback only)
   std::string pool_dir = kDefaultPoolDir;
   std::string php_fpm = "/usr/sbin/php-fpm8.2";
   std::vector<std::string> allowed_php_fpm;  // besides php_fpm
@@ -45,6 +52,9 @@ struct ControllerOptions {
 };
 
 // kInvalidArgument (a usage error: exit 2) with a message naming the bad argument.
+// True for 127.0.0.0/8 and ::1 (a canonical host of common::config::ListenAddress).
+bool isLoopbackHost(const std::string& host, bool v6);
+
 common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::string>& args);
 
 extern const char* const kControllerUsage;
