@@ -3,6 +3,8 @@
 #include <charconv>
 #include <string>
 
+#include "common/quoted.h"
+
 namespace scalws::common::config {
 namespace {
 
@@ -35,10 +37,6 @@ bool hasUpperCase(std::string_view text) {
     if (c >= 'A' && c <= 'Z') return true;
   }
   return false;
-}
-
-std::string quoted(std::string_view text) {
-  return "\"" + std::string(text) + "\"";
 }
 
 }  // namespace
