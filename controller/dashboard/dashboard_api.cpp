@@ -157,8 +157,18 @@ Json instanceOverviewJson(const Json& show, const Json& metrics) {
   out["workers"] = workers;
   out["restarts"] = restarts;
   out["now"] = metrics.is_object() ? metrics.value("now", Json(nullptr)) : Json(nullptr);
-  // What an instance will show once it has them; null until then.
-  out["upstreams"] = show.value("upstreams", Json(nullptr));
+  // What instance.show has of these, null when it has none. The proxy's upstreams without
+  // their latency histograms (the page shows state and counts).
+  Json upstreams = show.value("upstreams", Json(nullptr));
+  if (upstreams.is_array()) {
+    for (Json& u : upstreams) {
+      if (!u.is_object() || !u.contains("servers") || !u["servers"].is_array()) continue;
+      for (Json& server : u["servers"]) {
+        if (server.is_object()) server.erase("latency_buckets");
+      }
+    }
+  }
+  out["upstreams"] = upstreams;
   out["cache"] = show.value("cache", Json(nullptr));
   out["apps"] = show.value("apps", Json(nullptr));
   return out;

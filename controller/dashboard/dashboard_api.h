@@ -10,8 +10,11 @@
 //     INSTANCE = instance.show's SUMMARY, processes, php_pools, unbound_pools and
 //                reload_pending, plus workers (processes ready), restarts (their sum),
 //                now (instance.metrics' FIGURES over about the last 10 s; null when the
-//                controller collects none), and upstreams, cache and apps: null until an
-//                instance has them (the page shows these sections when they are not null)
+//                controller collects none), upstreams (instance.show's: [{name,
+//                servers:[{address, backup, loops, loops_down, down_since_ms, failures,
+//                active, idle, requests, ...}]}], without latency histograms), cache and
+//                apps: null when instance.show has none (the page shows a section for
+//                each that is a non-empty list or an object)
 //   /api/v1/events?limit=N               {events:[EVENT]}; N 1..1000, default 50
 //   /api/v1/pools                        pool.list
 //   /api/v1/instances/NAME               instance.show (events: 10)

@@ -74,6 +74,14 @@ def api(ns, port, path):
     return json.loads(body)
 
 
+def curl_codes(urls):
+    """A curl command fetching each URL in turn and printing each status code on a line."""
+    args = ["curl", "-s", "-w", "%{http_code}\\n"]
+    for url in urls:
+        args += ["-o", "/dev/null", url]
+    return args
+
+
 class Traffic:
     """curl inside the namespace, in a thread, until stop(): batches of requests to each
     (port, path); counts what was sent to each port."""
@@ -91,8 +99,7 @@ class Traffic:
         while not self._stop.is_set():
             for port, path, n in self.targets:
                 url = "http://127.0.0.1:%d%s" % (port, path)
-                p = self.ns.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}\\n"] +
-                                [url] * n, check=False)
+                p = self.ns.run(curl_codes([url] * n), check=False)
                 codes = p.stdout.decode().split()
                 self.sent[port] += len(codes)
                 self.failures += [c for c in codes if c not in ("200", "404")]
@@ -304,7 +311,7 @@ def test_the_page_is_small_and_cheap_to_serve(netns):
         loads = 40
         before = cpu_ticks(c.pid)
         for _ in range(loads):
-            p = netns.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}\\n"] + urls)
+            p = netns.run(curl_codes(urls))
             assert p.stdout.decode().split() == ["200"] * len(urls)
         used_ms = (cpu_ticks(c.pid) - before) * 1000 / os.sysconf("SC_CLK_TCK")
         print("controller CPU: %.1f ms for %d page loads" % (used_ms, loads))

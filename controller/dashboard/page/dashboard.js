@@ -94,15 +94,17 @@ function drawChart(chart, spec, series) {
     g.strokeStyle = cssColor(color);
     g.lineWidth = 1.5;
     g.beginPath();
-    let prev = null;
+    // A missing 10 s bucket (no row) leaves a gap instead of a line across it; a point
+    // with no neighbour is drawn as a dot.
+    const near = (i, j) => j >= 0 && j < t.length && Math.abs(t[j] - t[i]) <= 1.5 * series.step_ms;
     for (let i = 0; i < t.length; i++) {
-      // A missing 10 s bucket (no row) leaves a gap instead of a line across it.
-      const gap = prev === null || t[i] - prev > 1.5 * series.step_ms;
-      if (gap) g.moveTo(x(t[i]), y(values[i])); else g.lineTo(x(t[i]), y(values[i]));
-      if (gap) g.lineTo(x(t[i]) + 1, y(values[i]));
-      prev = t[i];
+      if (near(i, i - 1)) g.lineTo(x(t[i]), y(values[i])); else g.moveTo(x(t[i]), y(values[i]));
     }
     g.stroke();
+    g.fillStyle = g.strokeStyle;
+    for (let i = 0; i < t.length; i++) {
+      if (!near(i, i - 1) && !near(i, i + 1)) g.fillRect(x(t[i]) - 2, y(values[i]) - 2, 4, 4);
+    }
   }
   canvas.dataset.points = String(t.length);
   chart.max.textContent = 'max ' + spec.format(max);
@@ -200,15 +202,25 @@ function updateCard(card, inst) {
     p.extra.append(subTable('PHP pools', ['as', 'pool', 'address', 'conns'],
         inst.php_pools.map(b => [b.name, b.pool, b.address, b.share + ' of ' + b.max_conns])));
   }
-  if (inst.upstreams) {
-    p.extra.append(subTable('Upstreams', ['upstream', 'state', 'failures'],
-        inst.upstreams.map(u => [u.name, u.state, u.failures])));
+  if (Array.isArray(inst.upstreams) && inst.upstreams.length) {
+    const rows = [];
+    for (const u of inst.upstreams) {
+      for (const s of u.servers || []) {
+        const state = s.loops_down ? 'down on ' + s.loops_down + ' of ' + s.loops + ' loops' +
+            (s.down_since_ms ? ' since ' + fmt.time(s.down_since_ms) : '') : 'up';
+        rows.push([u.name, s.address + (s.backup ? ' (backup)' : ''), state, s.failures,
+                   s.active, s.requests, s.responses_5xx]);
+      }
+    }
+    p.extra.append(subTable('Upstreams', ['upstream', 'server', 'state', 'failures', 'active',
+                                          'requests', '5xx'], rows));
   }
-  if (inst.cache) {
+  if (inst.cache && typeof inst.cache === 'object') {
+    const c = inst.cache;
     p.extra.append(subTable('Cache', ['hit rate', 'size'],
-        [[fmt.pct(inst.cache.hit_rate), fmt.bytes(inst.cache.size_bytes)]]));
+        [[fmt.pct(c.hit_rate), fmt.bytes(c.size_bytes)]]));
   }
-  if (inst.apps) {
+  if (Array.isArray(inst.apps) && inst.apps.length) {
     p.extra.append(subTable('Apps', ['app', 'state'], inst.apps.map(a => [a.name, a.state])));
   }
 }

@@ -113,6 +113,16 @@ TEST(InstanceOverviewJson, SlimsProcessesAndCountsWorkersAndRestarts) {
   EXPECT_TRUE(o["apps"].is_null());
   EXPECT_FALSE(o.contains("events"));
   EXPECT_TRUE(instanceOverviewJson(show, Json(nullptr))["now"].is_null());
+  // The proxy's upstreams pass, without their histograms.
+  show["upstreams"] =
+      Json::array({{{"name", "api"},
+                    {"servers", Json::array({{{"address", "127.0.0.1:9000"},
+                                              {"failures", 2},
+                                              {"latency_buckets", Json::array({1, 2, 3})}}})}}});
+  o = instanceOverviewJson(show, metrics);
+  EXPECT_EQ(o["upstreams"][0]["name"], "api");
+  EXPECT_EQ(o["upstreams"][0]["servers"][0]["failures"], 2);
+  EXPECT_FALSE(o["upstreams"][0]["servers"][0].contains("latency_buckets"));
 }
 
 class StoppedRuntime : public InstanceRuntime {
