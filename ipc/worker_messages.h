@@ -12,6 +12,9 @@
 //   ctl    -> reload     ReloadArgs      a new config text, path and pools
 //   ctl    -> stop       {}              graceful stop
 //   worker -> metrics    MetricsArgs     notification: monotonic totals (common/metrics)
+//   ctl    -> stderr     {} + one fd     a re-attached worker's new stdout and stderr (a pipe
+//                                        the controller reads; the old one went with the
+//                                        controller that died)
 // A controller that re-attaches after a restart connects to the worker's attach socket and
 // gets a hello with `attached` set: the worker's state, its WorkerSettings and its
 // listeners. The controller takes none of it on trust (controller/instances/).

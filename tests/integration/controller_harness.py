@@ -194,7 +194,7 @@ class Controller:
 
     def assert_no_fd_leak(self, extra=0, timeout=3.0):
         """The controller holds its baseline plus `extra` fds: per running worker, its
-        channel, its pidfd and the controller's copy of each of its listeners."""
+        channel, its pidfd, its log pipe and the controller's copy of each of its listeners."""
         want = self.baseline_fds + extra
         wait_until(lambda: fd_count(self.proc.pid) == want, timeout,
                    what="the controller's fds to be %d (now %d)" % (want, fd_count(self.proc.pid)))

@@ -1,6 +1,10 @@
 // InstanceSession: scalwsd's side of the controller channel in instance mode
 // (`scalwsd --instance NAME --ipc-fd N --attach-fd M`).
 //
+// Its stdout and stderr are a pipe the controller reads (a new controller hands over a new
+// pipe with the `stderr` op); SIGPIPE is ignored from start(), so a controller gone only
+// loses the lines written meanwhile.
+//
 // The conversation is ipc/worker_messages.h's (one struct per op, encoded and decoded
 // there for both ends): hello -> config -> listeners (fds) -> ready, then reload / stop,
 // and a `metrics` notification about once a second while serving or stopping (and once
@@ -134,6 +138,7 @@ class InstanceSession {
   void onListeners(ipc::Incoming& request, ipc::Replier replier);
   void onReload(ipc::Incoming& request, ipc::Replier replier);
   void onStop(ipc::Incoming& request, ipc::Replier replier);
+  void onStderr(ipc::Incoming& request, ipc::Replier replier);
   void goLive();
   void onChannelClosed(const common::Status& why);
   void acceptAttach();
