@@ -32,6 +32,7 @@
 #include "common/config/site_config.h"
 #include "common/cpu_set.h"
 #include "common/metrics/metrics_snapshot.h"
+#include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "ipc/message.h"
 #include "ipc/php_pool_grants.h"
@@ -132,6 +133,9 @@ struct MetricsArgs {
   int64_t pid = 0;
   uint32_t slot = 0;
   common::metrics::MetricsSnapshot metrics;
+  // The proxy's per-upstream, per-server figures; empty (and not sent) when the worker
+  // has proxied nothing.
+  std::vector<common::metrics::UpstreamMetrics> upstreams;
 
   Json encode() const;
   static common::Result<MetricsArgs> decode(const Json& args);

@@ -346,7 +346,7 @@ void WorkerProcess::onMetrics(ipc::Incoming& request, ipc::Replier) {
   }
   Result<ipc::MetricsArgs> m = ipc::MetricsArgs::decode(request.args());
   if (!m.ok()) return dropMetrics(m.status().message());
-  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, m->metrics);
+  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, m->metrics, std::move(m->upstreams));
 }
 
 void WorkerProcess::dropMetrics(const std::string& why) {

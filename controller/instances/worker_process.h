@@ -24,8 +24,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/metrics/metrics_snapshot.h"
+#include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "controller/instances/instance_listeners.h"
@@ -77,7 +79,10 @@ class WorkerProcess {
     std::function<void(WorkerProcess&, const std::string& how)> on_exit;
     // A ready (or stopping) worker's periodic `metrics` notification: monotonic totals
     // since it started. Malformed, oversized or too frequent ones are dropped here.
-    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&)> on_metrics;
+    // `upstreams`: the proxy's figures (empty when the worker proxies nothing).
+    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&,
+                       std::vector<common::metrics::UpstreamMetrics>)>
+        on_metrics;
   };
 
   // Starts a worker (worker_spawn.h). `listeners` are the fds to hand over (copies; the

@@ -174,6 +174,9 @@ Result<Json> ControlHandlers::instanceShow(const Json& args) {
   out["created_ms"] = record.created_ms;
   out["updated_ms"] = record.updated_ms;
   out["processes"] = runtime_.processes(record.name);
+  // The proxy's servers as the live workers see them (health, in flight, counts).
+  if (metrics_ != nullptr)
+    out["upstreams"] = common::metrics::toJson(metrics_->upstreamsNow(record.name));
   out["events"] = arrayOf(events, eventJson);
   return out;
 }

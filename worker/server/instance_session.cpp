@@ -110,12 +110,13 @@ Status InstanceSession::start() {
   return openChannel(std::move(endpoint_fd_), false);
 }
 
-bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s) {
+bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s,
+                                  const std::vector<common::metrics::UpstreamMetrics>& upstreams) {
   // Two snapshots' worth queued: the controller is not reading; the next one says it all.
   constexpr size_t kMaxQueued = 8 * 1024;
   if (state_ != State::kServing && state_ != State::kStopping) return false;
   if (!channelOpen() || endpoint_->queuedBytes() > kMaxQueued) return false;
-  ipc::MetricsArgs args{::getpid(), plan_.settings.slot, s};
+  ipc::MetricsArgs args{::getpid(), plan_.settings.slot, s, upstreams};
   return endpoint_->notify(ipc::op::kMetrics, args.encode()).ok();
 }
 

@@ -47,9 +47,8 @@ struct Heard {
     cb.on_ready = [this](WorkerProcess&, const Status& s) { ready = s; };
     cb.on_exit = [this](WorkerProcess&, const std::string& how) { exit = how; };
     cb.on_hello = [this](WorkerProcess&) { ++hellos; };
-    cb.on_metrics = [this](WorkerProcess&, const common::metrics::MetricsSnapshot& s) {
-      metrics.push_back(s);
-    };
+    cb.on_metrics = [this](WorkerProcess&, const common::metrics::MetricsSnapshot& s,
+                           std::vector<common::metrics::UpstreamMetrics>) { metrics.push_back(s); };
     return cb;
   }
 };
