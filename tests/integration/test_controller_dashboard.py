@@ -317,3 +317,36 @@ def test_the_page_is_small_and_cheap_to_serve(netns):
         print("controller CPU: %.1f ms for %d page loads" % (used_ms, loads))
         # Generous: a load took about 1.5 ms of the controller's CPU when this was written.
         assert used_ms / loads < 25, used_ms
+
+
+def test_a_proxying_instance_shows_its_upstream_servers(netns, tmp_path):
+    dport, port, dead = free_port(), free_port(), free_port()
+    name = unique_name("dprx")
+    config = ('[[listen]]\naddress = "127.0.0.1:%d"\n'
+              '[[route]]\nmatch = { prefix = "/api/" }\nproxy = { upstream = "api" }\n'
+              '[upstream.api]\nservers = ["127.0.0.1:%d"]\nmax_fails = 1\nretries = 0\n'
+              % (port, dead))
+    with Controller(extra_args=["--dashboard-listen", "127.0.0.1:%d" % dport],
+                    wrapper=netns.enter) as c:
+        c.add(name, config)
+        c.ctl("instance", "start", name)
+        codes = netns.run(curl_codes(["http://127.0.0.1:%d/api/x" % port] * 3)).stdout.split()
+        # 502 while the server is tried, 503 once it is marked down.
+        assert codes and all(code in (b"502", b"503") for code in codes), codes
+
+        def upstreams():
+            [inst] = api(netns, dport, "/api/v1/overview")["instances"]
+            return inst["upstreams"] if inst["upstreams"] and \
+                inst["upstreams"][0]["servers"][0]["failures"] >= 1 else None
+        mine = wait_until(upstreams, timeout=15, interval=0.5, what="the failure reported")
+        theirs = c.show(name)["upstreams"]
+        for u in theirs:
+            for server in u["servers"]:
+                del server["latency_buckets"]
+        assert mine == theirs
+        assert mine[0]["name"] == "api" and mine[0]["servers"][0]["address"] == \
+            "127.0.0.1:%d" % dead
+        scan = DomScan()
+        scan.feed(chromium(netns, "http://127.0.0.1:%d/" % dport, str(tmp_path), "--dump-dom"))
+        text = " ".join(scan.text)
+        assert "Upstreams" in text and "127.0.0.1:%d" % dead in text
