@@ -36,8 +36,15 @@ def site_config(port, body="hello\n", extra_ports=()):
             '[[route]]\nrespond = { body = %s }\n' % json.dumps(body))
 
 
+# Every instance name this test process made up: conftest removes only these instances'
+# users after a test, never a user another test running beside it has just been given.
+NAMES_MADE = set()
+
+
 def unique_name(prefix="t"):
-    return "%s%s" % (prefix, uuid.uuid4().hex[:8])
+    name = "%s%s" % (prefix, uuid.uuid4().hex[:8])
+    NAMES_MADE.add(name)
+    return name
 
 
 def instance_user(name):
