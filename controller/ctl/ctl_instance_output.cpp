@@ -127,6 +127,13 @@ std::string renderControllerStatus(const Json& r) {
                                    " starting, " + n("stopping") + " stopping, " + n("stopped") +
                                    " stopped, " + n("failed") + " failed");
   out += labelled("processes", std::to_string(integer(r, "processes")));
+  if (r.contains("state_disk") && r["state_disk"].is_object()) {
+    const Json& d = r["state_disk"];
+    std::string free = formatBytes(static_cast<double>(integer(d, "free_bytes"))) + " free";
+    out +=
+        labelled("state disk", flag(d, "full", false) ? "FULL (" + free + "): " + text(d, "message")
+                                                      : "ok (" + free + ")");
+  }
   return out;
 }
 

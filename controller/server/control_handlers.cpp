@@ -124,6 +124,11 @@ Result<Json> ControlHandlers::status(const Json&) {
     if (metrics_ != nullptr) lines.push_back(statusLineJson(*metrics_, r.name, s));
   }
   int64_t now = wallMs();
+  Json disk = nullptr;
+  if (state_disk_ != nullptr) {
+    state_disk_->check();
+    disk = state_disk_->status();
+  }
   return Json{{"version", info_.version},
               {"pid", info_.pid},
               {"state_dir", info_.state_dir},
@@ -134,7 +139,8 @@ Result<Json> ControlHandlers::status(const Json&) {
               {"reserved_cpus", info_.reserved_cpus.toString()},
               {"instances", counts},
               {"processes", processes},
-              {"instance_metrics", lines}};
+              {"instance_metrics", lines},
+              {"state_disk", disk}};
 }
 
 Result<Json> ControlHandlers::cpuList(const Json&) {

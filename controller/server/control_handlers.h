@@ -50,6 +50,7 @@
 #include "controller/instances/instance_runtime.h"
 #include "controller/pools/pool_runtime.h"
 #include "controller/server/pool_handlers.h"
+#include "controller/state/state_disk.h"
 #include "controller/state/state_store.h"
 #include "controller/system_accounts.h"
 #include "ipc/endpoint.h"
@@ -78,6 +79,8 @@ class ControlHandlers {
 
   // Where instance.metrics and the status lines read from (null: they report nothing).
   void setMetrics(MetricsCollector* metrics) { metrics_ = metrics; }
+  // Whose answer `status` reports as state_disk (null: not reported).
+  void setStateDisk(state::StateDisk* disk) { state_disk_ = disk; }
 
   // Registers its handlers and the pool handlers' on a scalwsctl connection.
   common::Status registerOn(ipc::Endpoint& endpoint);
@@ -131,6 +134,7 @@ class ControlHandlers {
   Accounts& accounts_;
   ControllerInfo info_;
   MetricsCollector* metrics_ = nullptr;
+  state::StateDisk* state_disk_ = nullptr;
   PoolRuntime* pool_runtime_;
   PoolHandlers pools_;
 

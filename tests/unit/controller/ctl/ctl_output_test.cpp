@@ -188,3 +188,25 @@ TEST(CtlOutputTest, EscapesKeepUtf8AndShowEverythingElse) {
 
 }  // namespace
 }  // namespace scalws::ctl
+
+namespace scalws::ctl {
+namespace {
+
+TEST(CtlOutputTest, StatusSaysWhenTheStateDiskIsFull) {
+  Json r = {{"pid", 1}, {"instances", {{"total", 0}}}};
+  EXPECT_EQ(renderResult("status", r).find("state disk"), std::string::npos);  // older ones
+  r["state_disk"] = {{"full", false}, {"free_bytes", 3 * 1024 * 1024}, {"message", ""}};
+  std::string ok = renderResult("status", r);
+  EXPECT_NE(ok.find("state disk"), std::string::npos) << ok;
+  EXPECT_NE(ok.find("ok ("), std::string::npos) << ok;
+  r["state_disk"] = {{"full", true},
+                     {"free_bytes", 0},
+                     {"message", "no space left on device: changes to it are refused"}};
+  std::string full = renderResult("status", r);
+  EXPECT_NE(full.find("FULL ("), std::string::npos) << full;
+  EXPECT_NE(full.find("no space left on device: changes to it are refused"), std::string::npos)
+      << full;
+}
+
+}  // namespace
+}  // namespace scalws::ctl
