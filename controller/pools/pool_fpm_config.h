@@ -9,8 +9,9 @@
 // php-fpm.conf (rewritten before every start from the DB), php-fpm.pid (written by the
 // master; a later controller adopts the master it names), php-fpm.pipe (a FIFO: the
 // master's error_log, stdout and stderr) and php-fpm.log (+ .1), the controller's capped
-// copy of what comes through it (pool_log.h). The socket lives elsewhere (the controller's --pool-dir, default
-// /run/scalws/php, mode 0711): the workers must reach it and the state dir is closed.
+// copy of what comes through it (pool_log.h). The socket lives elsewhere (the
+// controller's --pool-dir, default /run/scalws/php, mode 0711): the workers must reach it
+// and the state dir is closed.
 //
 // Permissions: the socket belongs to the pool's user, its group is the primary group of the
 // user the assigned instance's workers run as (the pool user's own group for a pool never

@@ -35,6 +35,9 @@ common::Status PoolLog::open() {
   if (::fstat(fd.get(), &st) != 0 || !S_ISFIFO(st.st_mode)) {
     return common::Status(common::StatusCode::kFailedPrecondition, pipe_path_ + " is not a FIFO");
   }
+  // Room for a burst while the loop is busy elsewhere (php-fpm's writes block when it is
+  // full); the kernel's default is 64 KiB. Best effort: the default works too.
+  (void)::fcntl(fd.get(), F_SETPIPE_SZ, kPipeBytes);
   fd_ = std::move(fd);
   int rc = watch_.start(fd_.get(), [this] { onReadable(); });
   if (rc != 0) {

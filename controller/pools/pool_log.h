@@ -9,7 +9,9 @@
 // controller) still holds the FIFO it opened, and its lines reach the new controller as
 // soon as that one opens the FIFO again. While no controller reads, php-fpm's writes fail
 // (EPIPE; php-fpm ignores SIGPIPE) and those lines are lost. The controller holds the FIFO
-// open read-write, so it never sees an end of file between two masters.
+// open read-write, so it never sees an end of file between two masters. While it runs but
+// does not read (busy for longer than the FIFO's kPipeBytes take), php-fpm's writes wait:
+// a noisy pool slows itself, never the controller.
 //
 // A write that fails (a full disk: ENOSPC) drops the data, counts it, and says so in the
 // controller's log once per episode; the next write that works notes how much was lost.
@@ -28,6 +30,7 @@ namespace scalws::controller {
 
 inline constexpr uint64_t kDefaultPoolLogCap = 4 * 1024 * 1024;
 inline constexpr uint64_t kMinPoolLogCap = 64 * 1024;
+inline constexpr int kPipeBytes = 256 * 1024;  // the FIFO's buffer
 
 class PoolLog {
  public:

@@ -43,6 +43,10 @@ TEST_F(PoolLogTest, CopiesWhatIsWrittenToTheFifo) {
   ASSERT_EQ(::lstat(pipe().c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+  int probe = ::open(pipe().c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(probe, 0);
+  EXPECT_GE(::fcntl(probe, F_GETPIPE_SZ), kPipeBytes);  // one pipe, whoever opens it
+  ::close(probe);
   // A writer, as php-fpm opens it: no wait, a reader is there.
   int w = ::open(pipe().c_str(), O_WRONLY | O_NONBLOCK);
   ASSERT_GE(w, 0);
