@@ -108,6 +108,7 @@ Controller::~Controller() {
   removed_.clear();
   server_.reset();
   metrics_http_.reset();
+  dashboard_.reset();
   handlers_.reset();
   pools_.reset();
   uv_run(&loop_, UV_RUN_NOWAIT);  // close callbacks of what was just destroyed
@@ -149,6 +150,7 @@ Status Controller::startUp() {
       ControlServer::open(&loop_, options_.socket_path, *handlers_);
   if (!server.ok()) return server.status();
   server_ = std::move(server).value();
+  SCALWS_RETURN_IF_ERROR(startDashboard());
 
   Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
   if (!all.ok()) return all.status();
@@ -287,6 +289,23 @@ Status Controller::startMetrics() {
   return common::okStatus();
 }
 
+Status Controller::startDashboard() {
+  if (options_.dashboard_listen.empty()) return common::okStatus();
+  std::optional<dashboard::Htpasswd> users;
+  if (!options_.dashboard_auth.empty()) {
+    Result<dashboard::Htpasswd> loaded = dashboard::Htpasswd::load(options_.dashboard_auth);
+    if (!loaded.ok()) return loaded.status();
+    users = std::move(loaded).value();
+  }
+  Result<std::unique_ptr<dashboard::Dashboard>> d = dashboard::Dashboard::open(
+      &loop_, options_.dashboard_listen, std::move(users), *handlers_, store_);
+  if (!d.ok()) return d.status();
+  dashboard_ = std::move(d).value();
+  LOG_INFO("dashboard at http://%s/%s", options_.dashboard_listen.c_str(),
+           options_.dashboard_auth.empty() ? "" : " (credentials from --dashboard-auth)");
+  return common::okStatus();
+}
+
 std::string Controller::renderPrometheusText() const {
   std::vector<PrometheusInstance> list;
   for (auto& [name, total] : metrics_->totals()) {
@@ -355,6 +374,7 @@ void Controller::finishShutdown() {
   }
   if (server_) server_->close();
   if (metrics_http_) metrics_http_->close();
+  if (dashboard_) dashboard_->close();
   if (metrics_timer_ != nullptr) {
     uv_close(reinterpret_cast<uv_handle_t*>(metrics_timer_),
              [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });

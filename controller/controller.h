@@ -15,7 +15,8 @@
 //   7. READY=1 to systemd.
 // Metrics: a MetricsCollector gets every worker's figures through the
 // supervisors; a one-second timer drives its rollups into the DB; --metrics-listen adds
-// the Prometheus endpoint on this same loop.
+// the Prometheus endpoint on this same loop, --dashboard-listen the dashboard (its
+// credentials file read at start-up: a bad one stops the start).
 // Shutdown: see systemd_integration.h for which signal stops the instances and which
 // leaves them serving for the next controller. A second signal during a graceful stop
 // leaves at once (the workers already asked to stop finish on their own). Managed pools
@@ -30,6 +31,7 @@
 #include <string>
 
 #include "controller/controller_options.h"
+#include "controller/dashboard/dashboard.h"
 #include "controller/instances/instance_runtime.h"
 #include "controller/instances/instance_supervisor.h"
 #include "controller/metrics/metrics_collector.h"
@@ -94,6 +96,7 @@ class Controller final : public InstanceRuntime {
   InstanceSupervisor& supervisorFor(const state::InstanceRecord& record);
   void notifyStatus();
   common::Status startMetrics();
+  common::Status startDashboard();
   std::string renderPrometheusText() const;
 
   ControllerOptions options_;
@@ -110,6 +113,7 @@ class Controller final : public InstanceRuntime {
   std::unique_ptr<ControlServer> server_;
   std::unique_ptr<MetricsCollector> metrics_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
+  std::unique_ptr<dashboard::Dashboard> dashboard_;
   uv_timer_t* metrics_timer_ = nullptr;  // freed by its close callback (also checks the disk)
   std::unique_ptr<state::StateDisk> state_disk_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> supervisors_;

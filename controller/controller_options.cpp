@@ -14,6 +14,7 @@ const char* const kControllerUsage =
     "                         [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]\n"
     "                         [--allow-php-fpm PATH]... [--allow-root-instances]\n"
     "                         [--pool-log-size SIZE]\n"
+    "                         [--dashboard-listen ADDR [--dashboard-auth FILE]]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
     "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
     "  --reserve-cpus LIST   CPUs never given to instances, e.g. 0 or 0,2-3\n"
@@ -30,13 +31,20 @@ const char* const kControllerUsage =
     "                        for more); no other binary is ever run\n"
     "  --pool-log-size SIZE  a managed pool's php-fpm.log rotates to php-fpm.log.1 at this\n"
     "                        size, e.g. 512K or 16M (default 4M, at least 64K)\n"
+    "  --dashboard-listen ADDR  serve the read-only dashboard at http://ADDR/, e.g.\n"
+    "                        127.0.0.1:9146 (default: off); an address other than\n"
+    "                        loopback needs --dashboard-auth\n"
+    "  --dashboard-auth FILE htpasswd-style user:hash lines (bcrypt $2y$ or SHA-crypt\n"
+    "                        $5$/$6$) the dashboard asks HTTP Basic credentials of\n"
     "  --allow-root-instances  let `instance add --user` name root (a uid 0 user): its\n"
     "                        workers could then read every file of the host\n"
     "Signals: SIGINT stops the instances gracefully, then the controller; SIGTERM does too,\n"
     "except under a systemd restart job (then the instances keep serving for the next\n"
     "controller); SIGUSR2 exits and leaves the instances serving.\n";
 
-namespace {}  // namespace
+bool isLoopbackHost(const std::string& host, bool v6) {
+  return v6 ? host == "::1" : host.rfind("127.", 0) == 0;
+}
 
 common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::string>& args) {
   ControllerOptions o;
@@ -71,6 +79,18 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
       if (!parsed.ok()) {
         return common::invalidArgument("--metrics-listen: " + parsed.status().message());
       }
+    } else if (arg == "--dashboard-listen") {
+      SCALWS_RETURN_IF_ERROR(value(o.dashboard_listen));
+      common::Result<common::config::ListenAddress> parsed =
+          common::config::parseListenAddress(o.dashboard_listen);
+      if (!parsed.ok()) {
+        return common::invalidArgument("--dashboard-listen: " + parsed.status().message());
+      }
+    } else if (arg == "--dashboard-auth") {
+      SCALWS_RETURN_IF_ERROR(value(o.dashboard_auth));
+      if (o.dashboard_auth.front() != '/') {
+        return common::invalidArgument("--dashboard-auth needs an absolute path");
+      }
     } else if (arg == "--pool-dir" || arg == "--php-fpm" || arg == "--allow-php-fpm") {
       std::string path;
       SCALWS_RETURN_IF_ERROR(value(path));
@@ -104,6 +124,17 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
       }
     } else {
       return common::invalidArgument("unknown argument '" + arg + "'");
+    }
+  }
+  if (!o.dashboard_auth.empty() && o.dashboard_listen.empty()) {
+    return common::invalidArgument("--dashboard-auth needs --dashboard-listen");
+  }
+  if (!o.dashboard_listen.empty() && o.dashboard_auth.empty()) {
+    common::Result<common::config::ListenAddress> parsed =
+        common::config::parseListenAddress(o.dashboard_listen);
+    if (parsed.ok() && !isLoopbackHost(parsed->host, parsed->v6)) {
+      return common::invalidArgument("--dashboard-listen " + o.dashboard_listen +
+                                     " is not a loopback address: it needs --dashboard-auth");
     }
   }
   return o;

@@ -5,6 +5,7 @@
 //                     [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]
 //                     [--allow-php-fpm PATH]... [--allow-root-instances]
 //                     [--pool-log-size SIZE]
+//                     [--dashboard-listen ADDR [--dashboard-auth FILE]]
 //
 // --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
 // settings tune the crash-loop detection (restart_policy.h): N unexpected worker exits of
@@ -16,7 +17,11 @@
 // controller runs no other: the group scalws may add pools, it must not pick what runs as
 // root). --allow-root-instances lets `instance add --user` name a uid 0 user (refused
 // otherwise, to whoever asks). --pool-log-size is where a managed pool's php-fpm.log rotates
-// (pool_log.h). Parsing is pure; main.cpp runs it.
+// (pool_log.h). --dashboard-listen (off by default) serves the read-only dashboard at
+// http://ADDR/ (dashboard/dashboard.h); on an address other than a loopback one it needs
+// --dashboard-auth, an htpasswd-style file (dashboard/htpasswd.h), or the arguments are
+// refused: the page names users, CPUs and paths that are nobody else's business. Parsing
+// is pure; main.cpp runs it.
 #pragma once
 
 #include <string>
@@ -35,9 +40,11 @@ inline constexpr const char* kDefaultPoolDir = "/run/scalws/php";
 struct ControllerOptions {
   std::string state_dir = kDefaultStateDir;
   std::string socket_path = kDefaultSocketPath;
-  std::string reserve_cpus;    // cpulist; "" = none
-  std::string scalwsd;         // "" = next to this executable
-  std::string metrics_listen;  // "" = no Prometheus endpoint
+  std::string reserve_cpus;      // cpulist; "" = none
+  std::string scalwsd;           // "" = next to this executable
+  std::string metrics_listen;    // "" = no Prometheus endpoint
+  std::string dashboard_listen;  // "" = no dashboard
+  std::string dashboard_auth;    // "" = no credentials asked (loopback only)
   std::string pool_dir = kDefaultPoolDir;
   std::string php_fpm = "/usr/sbin/php-fpm8.2";
   std::vector<std::string> allowed_php_fpm;     // besides php_fpm
@@ -49,6 +56,9 @@ struct ControllerOptions {
 };
 
 // kInvalidArgument (a usage error: exit 2) with a message naming the bad argument.
+// True for 127.0.0.0/8 and ::1 (a canonical host of common::config::ListenAddress).
+bool isLoopbackHost(const std::string& host, bool v6);
+
 common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::string>& args);
 
 extern const char* const kControllerUsage;

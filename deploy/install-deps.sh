@@ -7,13 +7,14 @@ PACKAGES="
   build-essential cmake pkg-config git ca-certificates ccache
   clang clang-format libclang-rt-14-dev
   libuv1-dev libssl-dev node-llhttp libnghttp2-dev libseccomp-dev
-  libtomlplusplus-dev libsqlite3-dev nlohmann-json3-dev libsystemd-dev
+  libtomlplusplus-dev libsqlite3-dev nlohmann-json3-dev libsystemd-dev libcrypt-dev
   googletest libgtest-dev libgmock-dev
   php8.2-fpm php8.2-cli nginx-light h2o
   curl nghttp2-client wrk openssl testssl.sh
   python3 python3-pytest python3-h2 python3-hyperframe python3-websockets
   sqlite3 procps psmisc strace valgrind linux-perf iproute2 util-linux passwd
   debhelper dpkg-dev fakeroot lintian pandoc bash-completion debootstrap
+  chromium
 "
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -75,6 +75,17 @@ Status ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
   return pools_.registerOn(endpoint);
 }
 
+Result<Json> ControlHandlers::read(std::string_view op, const Json& args) {
+  if (op == ipc::op::kStatus) return status(args);
+  if (op == ipc::op::kCpuList) return cpuList(args);
+  if (op == ipc::op::kInstanceList) return instanceList(args);
+  if (op == ipc::op::kInstanceShow) return instanceShow(args);
+  if (op == ipc::op::kInstanceLogs) return instanceLogs(args);
+  if (op == ipc::op::kInstanceMetrics) return instanceMetrics(args);
+  if (op == ipc::op::kPoolList) return pools_.listPools();
+  return common::invalidArgument("not a read op: " + std::string(op));
+}
+
 Result<state::InstanceRecord> ControlHandlers::namedInstance(const Json& args) {
   SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
   return store_.getInstance(name);

@@ -85,6 +85,11 @@ class ControlHandlers {
   // Registers its handlers and the pool handlers' on a scalwsctl connection.
   common::Status registerOn(ipc::Endpoint& endpoint);
 
+  // The reply a read op (status, cpu.list, instance.list|show|logs|metrics, pool.list)
+  // gives scalwsctl, for the dashboard's API: the same figures by the same code. Any
+  // other op is kInvalidArgument: nothing reached this way changes anything.
+  common::Result<ipc::Json> read(std::string_view op, const ipc::Json& args);
+
  private:
   using In = ipc::Incoming;
   using Out = ipc::Replier;

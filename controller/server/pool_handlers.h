@@ -57,6 +57,9 @@ class PoolHandlers {
   // POOL for `pool` as stored.
   ipc::Json describe(const state::PoolRecord& pool);
 
+  // pool.list's reply, for ControlHandlers::read.
+  common::Result<ipc::Json> listPools() { return list(ipc::Json::object()); }
+
  private:
   using In = ipc::Incoming;
   using Out = ipc::Replier;

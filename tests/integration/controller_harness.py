@@ -139,13 +139,16 @@ class Controller:
     instances), checks that it exited 0, that no worker of the instances it ran is left,
     and that the log holds no alert or sanitizer line."""
 
-    def __init__(self, directory=None, extra_args=(), env=None):
+    def __init__(self, directory=None, extra_args=(), env=None, wrapper=()):
         self.dir = directory or tempfile.mkdtemp(prefix="scalws-ctl-it-")
         self.state_dir = os.path.join(self.dir, "state")
         self.socket = os.path.join(self.dir, "control.sock")
         self.log_path = os.path.join(self.dir, "controller.log")
         self.extra_args = list(extra_args)
         self.env = env  # extra environment variables (the workers inherit them)
+        # A command that execs the rest of its argv (so the pid stays the controller's),
+        # e.g. nsenter into a network namespace.
+        self.wrapper = list(wrapper)
         self.proc = None
         self.instances = set()  # names this test added, for the process-tree check
         self.log = None
@@ -155,7 +158,8 @@ class Controller:
     def start(self, expect_ready=True):
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [CONTROLLER, "--state-dir", self.state_dir, "--socket", self.socket] + self.extra_args,
+            self.wrapper + [CONTROLLER, "--state-dir", self.state_dir, "--socket", self.socket] +
+            self.extra_args,
             stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, **(self.env or {})))
         if expect_ready:
             wait_until(lambda: self.proc.poll() is not None or

@@ -82,6 +82,29 @@ TEST(ControllerOptionsTest, MetricsListenIsOffByDefaultAndALiteralAddress) {
   EXPECT_NE(std::string(kControllerUsage).find("--metrics-listen ADDR"), std::string::npos);
 }
 
+TEST(ControllerOptionsTest, DashboardOffByDefaultLoopbackUnlessCredentialsAreGiven) {
+  EXPECT_EQ(parseControllerArgs({})->dashboard_listen, "");
+  for (const char* loopback : {"127.0.0.1:9146", "127.1.2.3:9146", "[::1]:9146"}) {
+    auto o = parseControllerArgs({"--dashboard-listen", loopback});
+    ASSERT_TRUE(o.ok()) << loopback << ": " << o.status().message();
+    EXPECT_EQ(o->dashboard_listen, loopback);
+    EXPECT_EQ(o->dashboard_auth, "");
+  }
+  for (const char* open : {"0.0.0.0:9146", "*:9146", "[::]:9146", "192.0.2.1:9146"}) {
+    auto o = parseControllerArgs({"--dashboard-listen", open});
+    ASSERT_EQ(o.status().code(), StatusCode::kInvalidArgument) << open;
+    EXPECT_NE(o.status().message().find("--dashboard-auth"), std::string::npos);
+    o = parseControllerArgs({"--dashboard-listen", open, "--dashboard-auth", "/etc/scalws/users"});
+    ASSERT_TRUE(o.ok()) << open;
+    EXPECT_EQ(o->dashboard_auth, "/etc/scalws/users");
+  }
+  EXPECT_FALSE(parseControllerArgs({"--dashboard-auth", "/etc/scalws/users"}).ok());
+  EXPECT_FALSE(
+      parseControllerArgs({"--dashboard-listen", "127.0.0.1:1", "--dashboard-auth", "users"}).ok());
+  EXPECT_FALSE(parseControllerArgs({"--dashboard-listen", "localhost:9146"}).ok());
+  EXPECT_NE(std::string(kControllerUsage).find("--dashboard-listen ADDR"), std::string::npos);
+}
+
 TEST(ControllerOptionsTest, HelpAndVersion) {
   EXPECT_TRUE(parseControllerArgs({"--help"})->help);
   EXPECT_TRUE(parseControllerArgs({"--version"})->version);

@@ -40,7 +40,7 @@ TEST(MetricsHttpAnswer, EverythingElseIsRefusedWithoutRendering) {
   };
   EXPECT_EQ(metricsHttpAnswer("POST /metrics HTTP/1.1\r\n\r\n", render).status, 405);
   EXPECT_EQ(metricsHttpAnswer("GET / HTTP/1.1\r\n\r\n", render).status, 404);
-  EXPECT_EQ(metricsHttpAnswer("GET /metrics/../x HTTP/1.1\r\n\r\n", render).status, 404);
+  EXPECT_EQ(metricsHttpAnswer("GET /metrics/../x HTTP/1.1\r\n\r\n", render).status, 400);
   EXPECT_EQ(metricsHttpAnswer("GET /metrics\r\n\r\n", render).status, 400);
   EXPECT_EQ(metricsHttpAnswer("GET /metrics SPDY/3\r\n\r\n", render).status, 400);
   EXPECT_EQ(metricsHttpAnswer("\r\n\r\n", render).status, 400);

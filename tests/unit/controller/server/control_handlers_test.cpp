@@ -171,6 +171,27 @@ TEST_F(ControlHandlersTest, EveryControlOpHasAHandler) {
   EXPECT_GE(ops, 19u);
 }
 
+// The dashboard reads through read(): the same reply as the op, and no write reachable.
+TEST_F(ControlHandlersTest, ReadAnswersAsTheOpAndRefusesWrites) {
+  ASSERT_TRUE(call("instance.add", addArgs("web")).ok());
+  for (const char* op : {"instance.list", "cpu.list", "pool.list"}) {
+    Result<Json> direct = handlers_->read(op, Json::object());
+    Result<Json> wire = call(op, Json::object());
+    ASSERT_TRUE(direct.ok() && wire.ok()) << op;
+    EXPECT_EQ(*direct, *wire) << op;
+  }
+  Json named = {{"name", "web"}};
+  EXPECT_EQ(*handlers_->read("instance.show", named), *call("instance.show", named));
+  for (const char* op :
+       {"instance.add", "instance.remove", "instance.start", "pool.add", "pool.assign", "bogus"}) {
+    Result<Json> r = handlers_->read(op, named);
+    ASSERT_FALSE(r.ok()) << op;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << op;
+  }
+  EXPECT_EQ(runtime_.calls.size(), 0u);
+  EXPECT_TRUE(call("instance.list", Json::object())->at("instances").size() == 1);
+}
+
 TEST_F(ControlHandlersTest, AddStoresWithDefaultsAndAnswersTheSummary) {
   Result<Json> added = call("instance.add", addArgs("web"));
   ASSERT_TRUE(added.ok()) << added.status().message();
