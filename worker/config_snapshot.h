@@ -19,6 +19,10 @@
 
 namespace scalws::worker {
 
+namespace quic {
+class TlsContext;
+}
+
 class ConfigSnapshot {
  public:
   // `pool_shares`: per-loop shares of the pools named, given by the controller (instance
@@ -38,12 +42,21 @@ class ConfigSnapshot {
   bool policyAllows(int route, const PeerInfo& peer) const;
   const http1::CodecLimits& codecLimits() const { return limits_; }
   std::string_view serverHeaderLine() const { return server_line_; }
+  // The Server line plus, on a TLS connection to a port whose listener serves HTTP/3, the
+  // Alt-Svc line advertising it (RFC 7838 §3): what an HTTP/1.1 response head carries.
+  std::string_view serverHeaderLine(const PeerInfo& peer) const;
+  // The Alt-Svc value for such a connection (`h3=":443"; ma=86400`), else empty.
+  std::string_view altSvc(const PeerInfo& peer) const;
   // The PHP pools php routes use, resolved at build (addresses, this loop's share).
   const std::vector<fastcgi::PoolSpec>& phpPools() const { return php_pools_; }
   // The TLS context of listener `listen_index` (site().listens order); null for plain ones.
   // Connections keep a reference: it outlives a reload for the handshakes it began.
   const std::shared_ptr<const tls::ServerContext>& tlsContext(size_t listen_index) const {
     return tls_[listen_index];
+  }
+  // The QUIC TLS context (GnuTLS) of listener `listen_index` with http3 = true; else null.
+  const std::shared_ptr<const quic::TlsContext>& quicContext(size_t listen_index) const {
+    return quic_[listen_index];
   }
 
  private:
@@ -57,6 +70,13 @@ class ConfigSnapshot {
   http1::CodecLimits limits_;
   std::string server_line_;
   std::vector<std::shared_ptr<const tls::ServerContext>> tls_;  // one per listen
+  std::vector<std::shared_ptr<const quic::TlsContext>> quic_;   // one per listen
+  struct AltSvc {
+    uint16_t port = 0;
+    std::string value;        // h3=":PORT"; ma=86400
+    std::string server_line;  // server_line_ + "Alt-Svc: <value>\r\n"
+  };
+  std::vector<AltSvc> alt_svc_;
 };
 
 // True when `peer` falls in one of `cidrs`.

@@ -13,6 +13,9 @@
 #include "worker/http2/connection.h"
 #include "worker/tls/pending_connection.h"
 #include "worker/tls/tls_transport.h"
+#if SCALWS_HTTP3
+#include "worker/http3/listener.h"
+#endif
 
 namespace scalws::worker {
 namespace {
@@ -61,6 +64,13 @@ WorkerLoop::~WorkerLoop() {
 }
 
 void WorkerLoop::addListener(const ListenerSocket& socket) {
+  if (socket.quic) {
+#if SCALWS_HTTP3
+    // Datagrams, not connections: HTTP/3's own per-loop state reads the socket.
+    local<http3::LoopListeners>().add(socket);
+#endif
+    return;
+  }
   auto l = std::make_unique<Listener>();
   l->owner = this;
   l->socket = socket;
