@@ -1,0 +1,50 @@
+// A QUIC client for the transport's unit tests: ngtcp2's client with a GnuTLS session
+// (ALPN h3, no certificate check), kept in memory. What it would send comes back from
+// write() as datagrams; what the server sent goes in through read(). Enough to produce
+// real Initial packets, follow a Retry and finish a handshake against an Endpoint with
+// no socket in between.
+#pragma once
+
+#include <gnutls/gnutls.h>
+#include <netinet/in.h>
+#include <ngtcp2/ngtcp2.h>
+#include <ngtcp2/ngtcp2_crypto.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace scalws::testing {
+
+class QuicTestClient {
+ public:
+  // `client` and `server` are the addresses the datagrams travel between.
+  QuicTestClient(const sockaddr_in& client, const sockaddr_in& server,
+                 uint32_t version = NGTCP2_PROTO_VER_V1);
+  ~QuicTestClient();
+  QuicTestClient(const QuicTestClient&) = delete;
+  QuicTestClient& operator=(const QuicTestClient&) = delete;
+
+  bool valid() const { return conn_ != nullptr; }
+  // Every datagram ready to go now (the first call: the Initial, padded to 1200 bytes).
+  std::vector<std::vector<uint8_t>> write(uint64_t now);
+  // A datagram from the server; ngtcp2's return value (0 when accepted).
+  int read(const std::vector<uint8_t>& datagram, uint64_t now);
+  bool handshakeCompleted() const { return handshake_completed_; }
+  bool retried() const { return retried_; }
+  ngtcp2_conn* raw() const { return conn_; }
+  const sockaddr_in& address() const { return client_; }
+
+ private:
+  static ngtcp2_conn* getConn(ngtcp2_crypto_conn_ref* ref);
+
+  sockaddr_in client_;
+  sockaddr_in server_;
+  ngtcp2_conn* conn_ = nullptr;
+  gnutls_session_t session_ = nullptr;
+  gnutls_certificate_credentials_t cred_ = nullptr;
+  ngtcp2_crypto_conn_ref ref_{};
+  bool handshake_completed_ = false;
+  bool retried_ = false;
+};
+
+}  // namespace scalws::testing
