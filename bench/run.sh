@@ -44,6 +44,7 @@ usage: bench/run.sh [options]
   --design FILE          another file with a "## Performance targets" table
   --quick                a few seconds per scenario: every supported scenario answers 2xx
   --scalwsd PATH         the ScalWS binary (default: build/bin/scalwsd)
+  --h3load PATH          the HTTP/3 load tool (default: scalws-h3load next to --scalwsd)
   --scalwsd-nometrics PATH  scalwsd built with -DSCALWS_METRICS=OFF, for the kind
                          scalws-nometrics (default: build-nometrics/bin/scalwsd)
   --results DIR          where result files go (default: bench/results)
@@ -86,6 +87,7 @@ set_defaults() {
   DESIGN=""
   SCALWSD=$REPO_DIR/build/bin/scalwsd
   SCALWSD_NOMETRICS=$REPO_DIR/build-nometrics/bin/scalwsd
+  H3LOAD=""  # default: scalws-h3load next to the scalwsd under test
   RESULTS_DIR=$BENCH_DIR/results
   TUNE_FILE=""
   NGINX_BIN=${NGINX_BIN:-nginx}
@@ -116,6 +118,7 @@ parse_args() {
       --design) DESIGN=$2; shift ;;
       --quick) MODE=quick ;;
       --scalwsd) SCALWSD=$2; shift ;;
+      --h3load) H3LOAD=$2; shift ;;
       --scalwsd-nometrics) SCALWSD_NOMETRICS=$2; shift ;;
       --results) RESULTS_DIR=$2; shift ;;
       --quiet-wait) QUIET_WAIT=$2; shift ;;
@@ -150,6 +153,8 @@ validate_settings() {
     command -v "$tool" >/dev/null || die "$tool is not installed (deploy/install-deps.sh)"
   done
   [[ $SCALWSD == /* ]] || SCALWSD=$PWD/$SCALWSD
+  [[ -n $H3LOAD ]] || H3LOAD=$(dirname "$SCALWSD")/scalws-h3load
+  [[ $H3LOAD == /* ]] || H3LOAD=$PWD/$H3LOAD
   [[ $SCALWSD_NOMETRICS == /* ]] || SCALWSD_NOMETRICS=$PWD/$SCALWSD_NOMETRICS
 }
 
@@ -235,6 +240,7 @@ write_meta() {
     "scalwsd=$(server_version scalws)"
     "wrk=$(version_word wrk -v)"
     "h2load=$(version_word h2load --version)"
+    "h3load=$([[ -x $H3LOAD ]] && echo "$H3LOAD" || echo "not built")"
     "php-fpm=$(version_word "$PHP_FPM_BIN" -v)"
     "openssl=$(version_word openssl version)"
   )
