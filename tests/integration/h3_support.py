@@ -91,11 +91,15 @@ def rss_kib(pid):
 
 
 def status_json(port):
-    """The status route's figures over HTTP/1.1 + TLS (curl)."""
+    """The status route's figures over HTTP/1.1 + TLS (curl); {} when the server cannot
+    answer (every connection slot taken)."""
     import json
     p = subprocess.run(["curl", "-sk", "--http1.1", "https://127.0.0.1:%d/status" % port],
                        stdout=subprocess.PIPE, timeout=10)
-    return json.loads(p.stdout)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {}
 
 
 class UdpRelay:

@@ -7,13 +7,14 @@ import hashlib
 import json
 import os
 import random
+import re
 import socket
 import time
 
 import pytest
 
 from harness import curl, wait_until
-from h3_support import UdpRelay, h3, rss_kib, status_json
+from h3_support import UdpRelay, h3, h3load, rss_kib, status_json
 from php_fpm import PhpFpm
 from tls_support import tls_server
 
@@ -186,7 +187,7 @@ def test_idle_connection_times_out():
         run = h3(s.port, "/hello", exit_when_done=False, args=["--timeout=30s"], timeout=25)
         assert run.only().status == 200
         assert run.elapsed < 10, run.elapsed
-        wait_until(lambda: status_json(s.port)["conn_active"] == 1, timeout=5,
+        wait_until(lambda: status_json(s.port).get("conn_active") == 1, timeout=5,
                    what="only the status request's own connection left")
 
 
@@ -276,3 +277,47 @@ def test_garbage_and_truncated_packets_leave_no_trace():
         assert run.only().status == 200
         grown = rss_kib(worker) - before
         assert grown < 8 * 1024, "RSS grew by %d KiB" % grown
+
+
+def steady_rss(s, flood, rounds=3):
+    """RSS of the worker after each of `rounds` runs of `flood()`, once the connections it
+    left are gone (closing and draining periods last three PTOs): the first run may grow
+    the allocator's pools; the later ones must not grow it further."""
+    worker = s.workers()[0]
+    sizes = []
+    for _ in range(rounds):
+        flood()
+        wait_until(lambda: status_json(s.port).get("conn_active", 99) <= 1, timeout=15,
+                   what="the flood's connections to be gone")
+        sizes.append(rss_kib(worker))
+    return sizes
+
+
+def test_rapid_reset_flood_is_cut_off():
+    with server() as s:
+        def flood():
+            code, out = h3load(s.port, "-c", "4", "-m", "20", "-n", "20000", "--reset",
+                               "https://127.0.0.1:%d/hello" % s.port)
+            # RESET_STREAM/STOP_SENDING past the budget: H3_EXCESSIVE_LOAD for every one.
+            assert "4: closed by the server (error 0x107)" in out, out
+        sizes = steady_rss(s, flood)
+        assert sizes[-1] - sizes[0] < 2 * 1024, sizes
+        run = h3(s.port, "/hello")
+        assert run.only().status == 200
+
+
+def test_connection_flood_is_bounded_by_max_connections_and_retry():
+    with server(server_extra="max_connections = 40", quic="quic = { retry_above = 8 }") as s:
+        def flood():
+            code, out = h3load(s.port, "-c", "150", "-m", "1", "-n", "150",
+                               "https://127.0.0.1:%d/hello" % s.port)
+            m = re.search(r"connections: (\d+) ok, (\d+) failed", out)
+            assert m, out
+            # The loop takes 40 at a time; the rest are refused (CONNECTION_REFUSED), not
+            # queued, and every connection it took was answered.
+            assert int(m.group(2)) > 0 and int(m.group(1)) >= 1, out
+            assert "closed by the server (error 0x2)" in out, out
+        sizes = steady_rss(s, flood)
+        assert sizes[-1] - sizes[0] < 4 * 1024, sizes
+        run = h3(s.port, "/hello")
+        assert run.only().status == 200
