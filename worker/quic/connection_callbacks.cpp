@@ -67,9 +67,12 @@ int ConnectionCallbacks::handshakeCompleted(ngtcp2_conn*, void* user) {
 int ConnectionCallbacks::recvStreamData(ngtcp2_conn*, uint32_t flags, int64_t stream_id, uint64_t,
                                         const uint8_t* data, size_t len, void* user, void*) {
   Connection& c = self(user);
+  // ngtcp2 flags whatever arrives before the handshake completes, 1-RTT packets that
+  // overtook the client's Finished included; only data of an accepted 0-RTT is replayable.
+  bool early = (flags & NGTCP2_STREAM_DATA_FLAG_EARLY) != 0 &&
+               (gnutls_session_get_flags(c.session_) & GNUTLS_SFLAGS_EARLY_DATA) != 0;
   return result(c.app_.onStreamData(stream_id, data, len,
-                                    (flags & NGTCP2_STREAM_DATA_FLAG_FIN) != 0,
-                                    (flags & NGTCP2_STREAM_DATA_FLAG_EARLY) != 0));
+                                    (flags & NGTCP2_STREAM_DATA_FLAG_FIN) != 0, early));
 }
 
 int ConnectionCallbacks::ackedStreamData(ngtcp2_conn*, int64_t stream_id, uint64_t, uint64_t len,
