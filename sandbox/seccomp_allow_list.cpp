@@ -40,6 +40,10 @@ constexpr SyscallAllowance withUnixConnect(SyscallAllowance entry) {
   entry.onlyWithUnixConnect = true;
   return entry;
 }
+constexpr SyscallAllowance withUdpDatagrams(SyscallAllowance entry) {
+  entry.onlyWithUdpDatagrams = true;
+  return entry;
+}
 
 // A thread, not a process: CLONE_THREAD set and no namespace flag. glibc's pthread_create
 // passes CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|... ; fork() passes
@@ -104,15 +108,14 @@ constexpr std::array kAllowList = {
     allow("accept4", "clients on the inherited listeners"),
     allow("shutdown", "half-close"),
     allow("getsockopt", "SO_ERROR after a non-blocking connect"),
-    allow("setsockopt", "TCP_NODELAY, keep-alive, buffer sizes"),
+    allow("setsockopt", "TCP_NODELAY, keep-alive, buffer sizes; UDP pktinfo, ECN, MTU"),
     allow("getsockname", "local address for logs and X-Forwarded headers"),
     allow("getpeername", "client address"),
     allow("sendto", "send on connected sockets"),
     allow("recvfrom", "receive on connected sockets"),
-    allow("sendmsg", "IPC frames with SCM_RIGHTS"),
+    allow("sendmsg", "IPC frames with SCM_RIGHTS; HTTP/3 datagrams (GSO, source address)"),
     allow("recvmsg", "IPC frames with SCM_RIGHTS"),
-    allow("sendmmsg", "batched sends"),
-    allow("recvmmsg", "batched receives"),
+    withUdpDatagrams(allow("recvmmsg", "HTTP/3: datagrams from the UDP listener in batches")),
 
     // --- files (Landlock decides which paths) ---
     allow("openat", "static files beneath the docroot dirfds, cache files"),

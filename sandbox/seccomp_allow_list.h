@@ -31,6 +31,7 @@ struct SyscallAllowance {
   ArgCheck second;
   bool onlyWithUnixConnect;  // allowed only when the policy says unixConnect
   const char* why;
+  bool onlyWithUdpDatagrams = false;  // allowed only when the policy says udpDatagrams
 };
 
 struct SyscallErrno {

@@ -321,3 +321,26 @@ def test_connection_flood_is_bounded_by_max_connections_and_retry():
         assert sizes[-1] - sizes[0] < 4 * 1024, sizes
         run = h3(s.port, "/hello")
         assert run.only().status == 200
+
+
+def test_sandbox_allows_http3_datagrams_and_says_so():
+    s = server(start=False)
+    try:
+        import subprocess
+        from harness import SCALWSD
+        out = subprocess.run([SCALWSD, "--sandbox-report", "--config", s.config_path],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+        text = out.stdout.decode()
+        assert out.returncode == 0, text
+        assert "seccomp udp: HTTP/3 datagrams on the inherited sockets (recvmmsg, sendmsg)" in text
+        # Without an HTTP/3 listener the filter has no batched receive at all.
+        with open(s.config_path) as f:
+            plain = f.read().replace("http3 = true", "")
+        with open(s.config_path, "w") as f:
+            f.write(plain)
+        out = subprocess.run([SCALWSD, "--sandbox-report", "--config", s.config_path],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+        assert out.returncode == 0 and "seccomp udp" not in out.stdout.decode()
+    finally:
+        import shutil
+        shutil.rmtree(s.dir, ignore_errors=True)

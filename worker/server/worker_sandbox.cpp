@@ -66,6 +66,7 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
       in.unixConnect = true;
     }
   }
+  for (const auto& listen : snapshot.site().listens) in.udpDatagrams |= listen.http3;
   if (!server.access_log.empty()) in.logFiles.push_back(server.access_log);
   if (!server.error_log.empty()) in.logFiles.push_back(server.error_log);
   // A reload in single mode re-reads the config from inside the sandbox, and with it the
