@@ -1,6 +1,6 @@
 // Server connection IDs (RFC 9000 §5.1). Every ID this server issues is kCidLength bytes:
 // the first two are the steering id of the UDP socket whose process owns the connection
-// (big-endian), the rest random. The reuseport program (steering_program.h) reads those
+// (big-endian), the rest random. The reuseport program (common/net/quic_steering.h) reads those
 // two bytes and hands every packet of the connection to that socket, whatever address it
 // comes from, so migration and NAT rebinding still reach the process holding the state.
 //

@@ -17,7 +17,7 @@
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
 #if SCALWS_HTTP3
-#include "worker/quic/steering_program.h"
+#include "common/net/quic_steering.h"
 #endif
 
 namespace scalws::worker {
@@ -80,7 +80,7 @@ common::Status MultiProcessServer::openListeners(const common::config::SiteConfi
         fds.push_back(old->second[i]);
         continue;
       }
-      common::Result<common::UniqueFd> fd = quic::bindSteeredSocket(listen);
+      common::Result<common::UniqueFd> fd = common::net::bindSteeredSocket(listen);
       if (!fd.ok()) {
         for (int f : fresh) ::close(f);
         return fd.status();

@@ -14,7 +14,7 @@
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
 #if SCALWS_HTTP3
-#include "worker/quic/steering_program.h"
+#include "common/net/quic_steering.h"
 #endif
 
 namespace scalws::worker {
@@ -77,7 +77,7 @@ int SingleProcessServer::run() {
 #if SCALWS_HTTP3
       if (!listen.http3) continue;
       // Loop i's UDP socket is its group's i-th: the steering id its connection IDs carry.
-      common::Result<common::UniqueFd> udp = quic::bindSteeredSocket(listen);
+      common::Result<common::UniqueFd> udp = common::net::bindSteeredSocket(listen);
       if (!udp.ok()) {
         LOG_ERROR("%s", udp.status().message().c_str());
         return 1;

@@ -1,6 +1,6 @@
 // The reuseport program against the kernel: three UDP sockets in one group, packets shaped
 // like QUIC's, and which socket each lands on.
-#include "worker/quic/steering_program.h"
+#include "common/net/quic_steering.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -9,18 +9,16 @@
 
 #include <vector>
 
-#include "common/net/listen_socket.h"
-
-namespace scalws::worker::quic {
+namespace scalws::common::net {
 namespace {
 
 struct Group {
-  std::vector<common::UniqueFd> sockets;
+  std::vector<UniqueFd> sockets;
   uint16_t port = 0;
 };
 
-common::config::ListenConfig listenOn(uint16_t port) {
-  common::config::ListenConfig listen;
+config::ListenConfig listenOn(uint16_t port) {
+  config::ListenConfig listen;
   listen.address = "127.0.0.1:" + std::to_string(port);
   listen.host = "127.0.0.1";
   listen.port = port;
@@ -29,7 +27,7 @@ common::config::ListenConfig listenOn(uint16_t port) {
 
 Group makeGroup(size_t n) {
   Group g;
-  common::Result<common::UniqueFd> first = bindSteeredSocket(listenOn(0));
+  Result<UniqueFd> first = bindSteeredSocket(listenOn(0));
   EXPECT_TRUE(first.ok()) << first.status().message();
   sockaddr_in addr{};
   socklen_t len = sizeof(addr);
@@ -37,7 +35,7 @@ Group makeGroup(size_t n) {
   g.port = ntohs(addr.sin_port);
   g.sockets.push_back(std::move(first).value());
   for (size_t i = 1; i < n; ++i) {
-    common::Result<common::UniqueFd> next = bindSteeredSocket(listenOn(g.port));
+    Result<UniqueFd> next = bindSteeredSocket(listenOn(g.port));
     EXPECT_TRUE(next.ok()) << next.status().message();
     g.sockets.push_back(std::move(next).value());
   }
@@ -88,10 +86,10 @@ class SteeringProgram : public ::testing::Test {
  protected:
   void SetUp() override {
     group_ = makeGroup(3);
-    sender_ = common::UniqueFd(socket(AF_INET, SOCK_DGRAM, 0));
+    sender_ = UniqueFd(socket(AF_INET, SOCK_DGRAM, 0));
   }
   Group group_;
-  common::UniqueFd sender_;
+  UniqueFd sender_;
 };
 
 TEST_F(SteeringProgram, ShortHeaderGoesToTheSocketItsConnectionIdNames) {
@@ -117,4 +115,4 @@ TEST_F(SteeringProgram, UnknownIdsFallBackToTheHashConsistently) {
 }
 
 }  // namespace
-}  // namespace scalws::worker::quic
+}  // namespace scalws::common::net

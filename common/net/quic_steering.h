@@ -10,7 +10,8 @@
 //   - long header (§17.2): bytes 6-7 when the DCID is at least 2 bytes long, else the hash.
 // A client's first Initial carries a DCID it chose at random, so it lands on whatever
 // socket those bytes or the hash pick, and keeps landing there for as long as the client
-// uses that DCID; once it uses one of ours (connection_id.h) it reaches our socket exactly.
+// uses that DCID; once it uses one of ours (worker/quic/connection_id.h) it reaches our
+// socket exactly.
 // A packet too short to read makes the kernel's loader return 0: socket 0 drops it.
 //
 // Attached once per group (any member's fd will do), before the sandbox — the worker's
@@ -25,13 +26,13 @@
 #include "common/status.h"
 #include "common/unique_fd.h"
 
-namespace scalws::worker::quic {
+namespace scalws::common::net {
 
 std::vector<sock_filter> steeringProgram();
-common::Status attachSteeringProgram(int fd);
-// The next socket of the listener's UDP group (common::net::bindUdpSocket) with the
-// program attached: the group's steering id of the socket is the number of sockets bound
-// to the address before it (while none of those is closed).
-common::Result<common::UniqueFd> bindSteeredSocket(const common::config::ListenConfig& listen);
+Status attachSteeringProgram(int fd);
+// The next socket of the listener's UDP group (bindUdpSocket) with the program attached:
+// the group's steering id of the socket is the number of sockets bound to the address
+// before it (while none of those is closed).
+Result<UniqueFd> bindSteeredSocket(const config::ListenConfig& listen);
 
-}  // namespace scalws::worker::quic
+}  // namespace scalws::common::net

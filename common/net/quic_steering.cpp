@@ -1,4 +1,4 @@
-#include "worker/quic/steering_program.h"
+#include "common/net/quic_steering.h"
 
 #include <sys/socket.h>
 
@@ -6,7 +6,7 @@
 
 #include "common/net/listen_socket.h"
 
-namespace scalws::worker::quic {
+namespace scalws::common::net {
 namespace {
 
 constexpr sock_filter stmt(uint16_t code, uint32_t k) {
@@ -39,26 +39,26 @@ std::vector<sock_filter> steeringProgram() {
   };
 }
 
-common::Status attachSteeringProgram(int fd) {
+Status attachSteeringProgram(int fd) {
   std::vector<sock_filter> program = steeringProgram();
   sock_fprog prog{static_cast<unsigned short>(program.size()), program.data()};
   if (::setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) != 0) {
-    return common::errnoStatus(errno, "SO_ATTACH_REUSEPORT_CBPF");
+    return errnoStatus(errno, "SO_ATTACH_REUSEPORT_CBPF");
   }
-  return common::okStatus();
+  return okStatus();
 }
 
-common::Result<common::UniqueFd> bindSteeredSocket(const common::config::ListenConfig& listen) {
-  common::Result<common::UniqueFd> fd = common::net::bindUdpSocket(listen);
+Result<UniqueFd> bindSteeredSocket(const config::ListenConfig& listen) {
+  Result<UniqueFd> fd = bindUdpSocket(listen);
   if (!fd.ok()) return fd.status();
   // Attaching again replaces the group's program with the same one: every socket can carry
   // it, so whichever binds first sets it up.
-  common::Status attached = attachSteeringProgram(fd->get());
+  Status attached = attachSteeringProgram(fd->get());
   if (!attached.ok()) {
-    return common::internalError(listen.where.toString() + ": " + listen.address +
-                                 " (UDP): " + attached.message());
+    return internalError(listen.where.toString() + ": " + listen.address +
+                         " (UDP): " + attached.message());
   }
   return fd;
 }
 
-}  // namespace scalws::worker::quic
+}  // namespace scalws::common::net
