@@ -12,8 +12,8 @@ using state::MetricsRow;
 namespace {
 
 // A new field in MetricsSnapshot must be added to the tables below: this stops the build
-// until it is (5 classes + 7 actions + 19 scalars + the histogram).
-static_assert(sizeof(MetricsSnapshot) == (5 + kActionCount + 19 + kLatencyBuckets) * 8);
+// until it is (5 classes + 7 actions + 24 scalars + the histogram).
+static_assert(sizeof(MetricsSnapshot) == (5 + kActionCount + 24 + kLatencyBuckets) * 8);
 
 using Member = uint64_t MetricsSnapshot::*;
 
@@ -26,10 +26,12 @@ constexpr Member kCounters[] = {
     &MetricsSnapshot::php_connects,      &MetricsSnapshot::php_reuses,
     &MetricsSnapshot::php_errors,        &MetricsSnapshot::php_waits,
     &MetricsSnapshot::php_wait_us,       &MetricsSnapshot::cpu_us,
-    &MetricsSnapshot::latency_sum_us,
+    &MetricsSnapshot::latency_sum_us,    &MetricsSnapshot::http3_requests,
+    &MetricsSnapshot::quic_handshakes,   &MetricsSnapshot::quic_retries,
+    &MetricsSnapshot::quic_migrations,   &MetricsSnapshot::quic_lost_packets,
 };
 constexpr Member kGauges[] = {&MetricsSnapshot::conn_active, &MetricsSnapshot::rss_bytes};
-static_assert(std::size(kCounters) + std::size(kGauges) == 19);
+static_assert(std::size(kCounters) + std::size(kGauges) == 24);
 
 // The same scalar in both shapes.
 struct RowPair {
@@ -56,8 +58,13 @@ constexpr RowPair kRowPairs[] = {
     {&MetricsRow::cpu_us, &MetricsSnapshot::cpu_us},
     {&MetricsRow::rss_bytes, &MetricsSnapshot::rss_bytes},
     {&MetricsRow::latency_sum_us, &MetricsSnapshot::latency_sum_us},
+    {&MetricsRow::http3_requests, &MetricsSnapshot::http3_requests},
+    {&MetricsRow::quic_handshakes, &MetricsSnapshot::quic_handshakes},
+    {&MetricsRow::quic_retries, &MetricsSnapshot::quic_retries},
+    {&MetricsRow::quic_migrations, &MetricsSnapshot::quic_migrations},
+    {&MetricsRow::quic_lost_packets, &MetricsSnapshot::quic_lost_packets},
 };
-static_assert(std::size(kRowPairs) == 19);
+static_assert(std::size(kRowPairs) == 24);
 
 uint64_t minus(uint64_t a, uint64_t b) {
   return a > b ? a - b : 0;

@@ -19,6 +19,11 @@ constexpr Field kFields[] = {
     {"conn_closed", &MetricsSnapshot::conn_closed},
     {"conn_active", &MetricsSnapshot::conn_active},
     {"tls_handshakes", &MetricsSnapshot::tls_handshakes},
+    {"http3_requests", &MetricsSnapshot::http3_requests},
+    {"quic_handshakes", &MetricsSnapshot::quic_handshakes},
+    {"quic_retries", &MetricsSnapshot::quic_retries},
+    {"quic_migrations", &MetricsSnapshot::quic_migrations},
+    {"quic_lost_packets", &MetricsSnapshot::quic_lost_packets},
     {"file_cache_hits", &MetricsSnapshot::file_cache_hits},
     {"file_cache_misses", &MetricsSnapshot::file_cache_misses},
     {"upstream_connects", &MetricsSnapshot::upstream_connects},
@@ -33,6 +38,16 @@ constexpr Field kFields[] = {
     {"rss_bytes", &MetricsSnapshot::rss_bytes},
     {"latency_sum_us", &MetricsSnapshot::latency_sum_us},
 };
+
+// Fields a worker older than the controller does not send yet: 0 when absent.
+bool optionalField(const char* name) {
+  static constexpr std::string_view kAddedLater[] = {
+      "http3_requests", "quic_handshakes", "quic_retries", "quic_migrations", "quic_lost_packets"};
+  for (std::string_view n : kAddedLater) {
+    if (n == name) return true;
+  }
+  return false;
+}
 
 bool readUint(const nlohmann::json& obj, const char* key, uint64_t& out) {
   auto it = obj.find(key);
@@ -122,6 +137,7 @@ Result<MetricsSnapshot> metricsFromJson(const nlohmann::json& j) {
     }
   }
   for (const Field& f : kFields) {
+    if (optionalField(f.name) && !j.contains(f.name)) continue;
     if (!readUint(j, f.name, s.*f.member)) {
       return invalidArgument(std::string("metrics: bad or missing ") + f.name);
     }

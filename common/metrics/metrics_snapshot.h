@@ -28,8 +28,13 @@ struct MetricsSnapshot {
   uint64_t bytes_out = 0;
   uint64_t conn_accepted = 0;
   uint64_t conn_closed = 0;
-  uint64_t conn_active = 0;  // gauge
-  uint64_t tls_handshakes = 0;
+  uint64_t conn_active = 0;        // gauge
+  uint64_t tls_handshakes = 0;     // over TCP and over QUIC
+  uint64_t http3_requests = 0;     // of the requests above, those answered over HTTP/3
+  uint64_t quic_handshakes = 0;    // QUIC connections established
+  uint64_t quic_retries = 0;       // Retry packets sent (address validation)
+  uint64_t quic_migrations = 0;    // clients validated on a new address
+  uint64_t quic_lost_packets = 0;  // QUIC packets with request or response data lost
   uint64_t file_cache_hits = 0;
   uint64_t file_cache_misses = 0;
   uint64_t upstream_connects = 0;

@@ -99,6 +99,17 @@ std::vector<std::vector<std::string>> rows(const Json& now, const Json& win) {
     return formatPercent(it->get<double>()) + " of " +
            std::to_string(u64(c, "hits") + u64(c, "misses"));
   });
+  row("HTTP/3", [](const Json& f) {
+    const Json& h3 = sub(f, "http3");
+    if (u64(h3, "handshakes") == 0 && u64(h3, "requests") == 0 && u64(h3, "retries") == 0) {
+      return std::string("-");
+    }
+    return std::to_string(u64(h3, "requests")) + " requests, " +
+           std::to_string(u64(h3, "handshakes")) + " handshakes, " +
+           std::to_string(u64(h3, "retries")) + " retries, " +
+           std::to_string(u64(h3, "migrations")) + " migrations, " +
+           std::to_string(u64(h3, "lost_packets")) + " lost packets";
+  });
   row("PHP pool waits", [](const Json& f) {
     const Json& php = sub(f, "php");
     uint64_t waits = u64(php, "waits");

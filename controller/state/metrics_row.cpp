@@ -58,6 +58,11 @@ const MetricsColumn kColumns[] = {
     SCALWS_COLUMN("cpu_us", false, r.cpu_us),
     SCALWS_COLUMN("rss_bytes", true, r.rss_bytes),
     SCALWS_COLUMN("latency_sum_us", false, r.latency_sum_us),
+    SCALWS_COLUMN("http3_requests", false, r.http3_requests),
+    SCALWS_COLUMN("quic_handshakes", false, r.quic_handshakes),
+    SCALWS_COLUMN("quic_retries", false, r.quic_retries),
+    SCALWS_COLUMN("quic_migrations", false, r.quic_migrations),
+    SCALWS_COLUMN("quic_lost_packets", false, r.quic_lost_packets),
 };
 
 #undef SCALWS_COLUMN

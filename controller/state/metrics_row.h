@@ -54,6 +54,11 @@ struct MetricsRow {
   uint64_t cpu_us = 0;       // utime + stime of the instance's processes over the bucket
   uint64_t rss_bytes = 0;    // gauge: summed over the instance's processes
   uint64_t latency_sum_us = 0;
+  uint64_t http3_requests = 0;  // of the requests, those over HTTP/3
+  uint64_t quic_handshakes = 0;
+  uint64_t quic_retries = 0;  // Retry packets sent
+  uint64_t quic_migrations = 0;
+  uint64_t quic_lost_packets = 0;
   std::vector<uint64_t> latency_buckets;  // count per histogram bucket index
 
   friend bool operator==(const MetricsRow&, const MetricsRow&) = default;

@@ -162,11 +162,28 @@ CREATE UNIQUE INDEX php_pools_binding ON php_pools (instance, assigned_as)
   WHERE instance IS NOT NULL;
 )sql";
 
+// Migration 5: HTTP/3 in the rollups — requests answered over it, QUIC handshakes, Retry
+// packets, client migrations and lost packets. Rows written before it read 0.
+constexpr std::string_view kHttp3MetricsSchema = R"sql(
+ALTER TABLE metrics_10s ADD COLUMN http3_requests INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_10s ADD COLUMN quic_handshakes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_10s ADD COLUMN quic_retries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_10s ADD COLUMN quic_migrations INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_10s ADD COLUMN quic_lost_packets INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_1m ADD COLUMN http3_requests INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_1m ADD COLUMN quic_handshakes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_1m ADD COLUMN quic_retries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_1m ADD COLUMN quic_migrations INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics_1m ADD COLUMN quic_lost_packets INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "instances, cpu_assignments, php_pools, events", kInitialSchema},
     {2, "metrics_10s and metrics_1m rollups", kMetricsSchema},
     {3, "workers: live worker processes, for re-attaching", kWorkersSchema},
     {4, "php_pools.assigned_as: the name an instance's php routes use", kPoolBindingSchema},
+    {5, "metrics: HTTP/3 requests and QUIC handshakes, retries, migrations, losses",
+     kHttp3MetricsSchema},
 };
 
 }  // namespace

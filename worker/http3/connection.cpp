@@ -73,6 +73,7 @@ void Connection::afterDatagrams(uint64_t now) noexcept {
     counted_handshake_ = true;
     listener_.endpoint().onHandshakeCompleted(*this);
     loop_.counters().tls_handshakes.add();
+    loop_.counters().quic_handshakes.add();
   }
   flush(now);
 }
@@ -92,7 +93,16 @@ void Connection::flush(uint64_t now) {
   settle(now);
 }
 
+void Connection::countTransport() {
+  const quic::ConnectionStats& stats = transport_.stats();
+  loop_.counters().quic_migrations.add(stats.migrations - counted_migrations_);
+  loop_.counters().quic_lost_packets.add(stats.lost_packets - counted_lost_);
+  counted_migrations_ = stats.migrations;
+  counted_lost_ = stats.lost_packets;
+}
+
 void Connection::settle(uint64_t now) {
+  countTransport();
   if (transport_.isDead()) {
     destroy();
     return;
@@ -188,6 +198,7 @@ void Connection::onResponseFinished(Stream& stream) noexcept {
                                     ? common::metrics::actionFromName(stream.handler->actionName())
                                     : common::metrics::Action::kOther,
                                 us);
+  loop_.counters().http3_requests.add();
   if (AccessLog* log = loop_.accessLog(); log != nullptr) {
     log->record(stream.request(), stream.status(), stream.bodyBytesSent(), stream.handler);
   }
@@ -234,6 +245,7 @@ void Connection::destroy() {
   if (state_ == State::kGone) return;
   state_ = State::kGone;
   session_.abortAll();
+  countTransport();
   listener_.endpoint().remove(*this);
   loop_.onConnectionClosed(this);
   uv_timer_stop(&timer_);

@@ -85,6 +85,7 @@ class Connection final : public ClientConnection,
   void routeRequest(Stream& stream, const ConfigSnapshot& snapshot);
   const ConfigSnapshot& snapshotForNewStream();
   void updatePeer();
+  void countTransport();
   void destroy();
 
   Listener& listener_;
@@ -99,6 +100,9 @@ class Connection final : public ClientConnection,
   bool in_event_ = false;    // inside a datagram batch or the timer: flush at its end
   bool write_soon_ = false;  // write() stopped with more to send
   bool counted_handshake_ = false;
+  // What the transport's own counts were when last added to the loop's counters.
+  uint64_t counted_migrations_ = 0;
+  uint64_t counted_lost_ = 0;
 };
 
 }  // namespace scalws::worker::http3

@@ -117,6 +117,8 @@ void Listener::onReadable() {
   loop_.counters().bytes_out.add(stats.bytes_out - counted_out_);
   counted_in_ = stats.bytes_in;
   counted_out_ = stats.bytes_out;
+  loop_.counters().quic_retries.add(endpoint_->counters().retries - counted_retries_);
+  counted_retries_ = endpoint_->counters().retries;
 }
 
 bool Listener::admitsConnection() noexcept {

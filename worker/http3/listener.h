@@ -60,6 +60,7 @@ class Listener final : public quic::ConnectionFactory {
   const ConfigSnapshot* followed_ = nullptr;
   uint64_t counted_in_ = 0;  // socket bytes already added to the loop's counters
   uint64_t counted_out_ = 0;
+  uint64_t counted_retries_ = 0;
 };
 
 class LoopListeners final : public LoopLocal {

@@ -190,7 +190,10 @@ void Session::collect() {
 }
 
 void Session::abortAll() {
-  for (Stream* s = active_; s != nullptr; s = s->next_) s->abortInFlight();
+  for (Stream* s = active_; s != nullptr; s = s->next_) {
+    s->abortInFlight();
+    transport_.noteStreamLosses(s->id());
+  }
 }
 
 void Session::shutdown() {

@@ -76,7 +76,8 @@ class Session final : public quic::Application {
   bool goingAway() const { return going_away_; }
   bool started() const { return conn_ != nullptr; }
   size_t activeStreams() const { return active_count_; }
-  // The connection dies: every stream still answering gets InFlight::abort().
+  // The connection dies: every stream still answering gets InFlight::abort(), and the
+  // losses of streams still open are counted.
   void abortAll();
   // Recycles the streams closed since the last call.
   void collect();

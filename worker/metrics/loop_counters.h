@@ -21,6 +21,11 @@ struct LoopCounters {
   RelaxedCounter conn_closed;
   RelaxedCounter conn_active;
   RelaxedCounter tls_handshakes;
+  RelaxedCounter http3_requests;
+  RelaxedCounter quic_handshakes;
+  RelaxedCounter quic_retries;
+  RelaxedCounter quic_migrations;
+  RelaxedCounter quic_lost_packets;
   RelaxedCounter file_cache_hits;
   RelaxedCounter file_cache_misses;
   RelaxedCounter upstream_connects;

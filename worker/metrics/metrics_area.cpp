@@ -66,6 +66,11 @@ void MetricsArea::retire(size_t i) {
   // The dead process's connections are gone: count them closed, not active.
   r.conn_closed.add(s.conn_closed + s.conn_active);
   r.tls_handshakes.add(s.tls_handshakes);
+  r.http3_requests.add(s.http3_requests);
+  r.quic_handshakes.add(s.quic_handshakes);
+  r.quic_retries.add(s.quic_retries);
+  r.quic_migrations.add(s.quic_migrations);
+  r.quic_lost_packets.add(s.quic_lost_packets);
   r.file_cache_hits.add(s.file_cache_hits);
   r.file_cache_misses.add(s.file_cache_misses);
   r.upstream_connects.add(s.upstream_connects);

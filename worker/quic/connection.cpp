@@ -65,6 +65,7 @@ bool Connection::start(const Start& s) {
 
   SocketAddress local = s.datagram->local;
   SocketAddress remote = s.datagram->remote;
+  peer_ = remote;
   ngtcp2_path path{local.addr(), remote.addr(), nullptr};
   ngtcp2_callbacks callbacks = ConnectionCallbacks::table();
   if (ngtcp2_conn_server_new(&conn_, &hd.scid, &s.scid, &path, hd.version, &callbacks, &settings,
@@ -122,7 +123,24 @@ void Connection::receive(const Datagram& d, uint64_t now) {
   ngtcp2_path path{local.addr(), remote.addr(), nullptr};
   ngtcp2_pkt_info info{d.ecn};
   int rv = ngtcp2_conn_read_pkt(conn_, &path, &info, d.data, d.len, now);
-  if (rv != 0) onReadError(rv, now);
+  if (rv != 0) {
+    onReadError(rv, now);
+    return;
+  }
+  notePathChange();
+}
+
+void Connection::notePathChange() {
+  // RFC 9000 §9: a client that sends from a new address moves the connection there (ngtcp2
+  // validates the path and switches); each move is one migration, NAT rebindings included.
+  const ngtcp2_path* path = ngtcp2_conn_get_path(conn_);
+  if (path->remote.addrlen == peer_.len &&
+      std::memcmp(path->remote.addr, &peer_.storage, peer_.len) == 0) {
+    return;
+  }
+  std::memcpy(&peer_.storage, path->remote.addr, path->remote.addrlen);
+  peer_.len = path->remote.addrlen;
+  ++stats_.migrations;
 }
 
 void Connection::onReadError(int rv, uint64_t now) {
@@ -274,6 +292,10 @@ void Connection::shutdownStreamRead(int64_t stream_id, uint64_t app_error_code) 
 
 void Connection::shutdownStreamWrite(int64_t stream_id, uint64_t app_error_code) {
   ngtcp2_conn_shutdown_stream_write(conn_, stream_id, app_error_code);
+}
+
+void Connection::noteStreamLosses(int64_t stream_id) {
+  if (conn_ != nullptr) stats_.lost_packets += ngtcp2_conn_get_stream_loss_count(conn_, stream_id);
 }
 
 void Connection::offerToken(const uint8_t* token, size_t len) {

@@ -56,8 +56,9 @@ class ConnectionIdRegistry {
 };
 
 struct ConnectionStats {
-  uint64_t migrations = 0;    // validated moves to a new client address
-  uint64_t lost_packets = 0;  // packets with stream data declared lost
+  uint64_t migrations = 0;    // moves of the connection to a new client address
+  uint64_t lost_packets = 0;  // packets with stream data declared lost (counted per stream,
+                              // when it closes or at noteStreamLosses())
   bool handshake_completed = false;
   bool early_data = false;  // 0-RTT was accepted
 };
@@ -119,12 +120,16 @@ class Connection {
   void shutdownStreamWrite(int64_t stream_id, uint64_t app_error_code);
   // A regular token (NEW_TOKEN) so the client may skip the Retry round trip next time.
   void offerToken(const uint8_t* token, size_t len);
+  // Adds the losses of a stream that will not close before the connection goes (the
+  // connection ends with it open); streams that close are counted then.
+  void noteStreamLosses(int64_t stream_id);
 
  private:
   friend struct ConnectionCallbacks;
 
   void enterState(State next, uint64_t now);
   void onReadError(int rv, uint64_t now);
+  void notePathChange();
   void enterClosing(uint64_t now);
   void sendClosePacket(DatagramSender& out);
   bool writePackets(uint64_t now, DatagramSender& out, uint8_t* buf, size_t cap);
@@ -146,6 +151,7 @@ class Connection {
   // The CONNECTION_CLOSE packet and its path, kept to answer late packets while closing.
   std::vector<uint8_t> close_packet_;
   ngtcp2_path_storage close_path_{};
+  SocketAddress peer_;  // the client's address on the current path
   uint32_t close_packets_seen_ = 0;
   uint32_t close_resend_at_ = 1;
 };

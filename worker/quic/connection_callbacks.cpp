@@ -71,8 +71,8 @@ int ConnectionCallbacks::recvStreamData(ngtcp2_conn*, uint32_t flags, int64_t st
   // overtook the client's Finished included; only data of an accepted 0-RTT is replayable.
   bool early = (flags & NGTCP2_STREAM_DATA_FLAG_EARLY) != 0 &&
                (gnutls_session_get_flags(c.session_) & GNUTLS_SFLAGS_EARLY_DATA) != 0;
-  return result(c.app_.onStreamData(stream_id, data, len,
-                                    (flags & NGTCP2_STREAM_DATA_FLAG_FIN) != 0, early));
+  return result(
+      c.app_.onStreamData(stream_id, data, len, (flags & NGTCP2_STREAM_DATA_FLAG_FIN) != 0, early));
 }
 
 int ConnectionCallbacks::ackedStreamData(ngtcp2_conn*, int64_t stream_id, uint64_t, uint64_t len,
@@ -140,9 +140,8 @@ int ConnectionCallbacks::updateKey(ngtcp2_conn* conn, uint8_t* rx_secret, uint8_
 }
 
 int ConnectionCallbacks::pathValidation(ngtcp2_conn*, uint32_t, const ngtcp2_path*,
-                                        ngtcp2_path_validation_result result, void* user) {
-  // A server validates a path only when the client's address changed (RFC 9000 §9).
-  if (result == NGTCP2_PATH_VALIDATION_RESULT_SUCCESS) ++self(user).stats_.migrations;
+                                        ngtcp2_path_validation_result, void*) {
+  // Migrations are counted where the current path changes (Connection::notePathChange).
   return 0;
 }
 

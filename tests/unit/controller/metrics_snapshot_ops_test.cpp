@@ -13,11 +13,30 @@ MetricsSnapshot filled(uint64_t k) {
   uint64_t v = k;
   for (auto& c : s.requests_by_class) c = v++;
   for (auto& c : s.requests_by_action) c = v++;
-  for (uint64_t* f :
-       {&s.bytes_in, &s.bytes_out, &s.conn_accepted, &s.conn_closed, &s.conn_active,
-        &s.tls_handshakes, &s.file_cache_hits, &s.file_cache_misses, &s.upstream_connects,
-        &s.upstream_reuses, &s.upstream_errors, &s.php_connects, &s.php_reuses, &s.php_errors,
-        &s.php_waits, &s.php_wait_us, &s.cpu_us, &s.rss_bytes, &s.latency_sum_us}) {
+  for (uint64_t* f : {&s.bytes_in,
+                      &s.bytes_out,
+                      &s.conn_accepted,
+                      &s.conn_closed,
+                      &s.conn_active,
+                      &s.tls_handshakes,
+                      &s.file_cache_hits,
+                      &s.file_cache_misses,
+                      &s.upstream_connects,
+                      &s.upstream_reuses,
+                      &s.upstream_errors,
+                      &s.php_connects,
+                      &s.php_reuses,
+                      &s.php_errors,
+                      &s.php_waits,
+                      &s.php_wait_us,
+                      &s.cpu_us,
+                      &s.rss_bytes,
+                      &s.latency_sum_us,
+                      &s.http3_requests,
+                      &s.quic_handshakes,
+                      &s.quic_retries,
+                      &s.quic_migrations,
+                      &s.quic_lost_packets}) {
     *f = v++ * k;
   }
   for (size_t i = 0; i < kLatencyBuckets; ++i) s.latency[i] = i * k;
@@ -32,6 +51,7 @@ TEST(MetricsSnapshotOps, IncreaseSubtractsCountersAndKeepsTheNewerGauges) {
   EXPECT_EQ(d.requests_by_action[6], now.requests_by_action[6] - before.requests_by_action[6]);
   EXPECT_EQ(d.bytes_out, now.bytes_out - before.bytes_out);
   EXPECT_EQ(d.cpu_us, now.cpu_us - before.cpu_us);
+  EXPECT_EQ(d.quic_lost_packets, now.quic_lost_packets - before.quic_lost_packets);
   EXPECT_EQ(d.latency[10], 20u);
   EXPECT_EQ(d.conn_active, now.conn_active);  // gauges: as they are now
   EXPECT_EQ(d.rss_bytes, now.rss_bytes);

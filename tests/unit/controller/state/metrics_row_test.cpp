@@ -104,21 +104,38 @@ TEST(MetricsRowTest, ColumnsAreUniqueAndCoverEveryField) {
     EXPECT_EQ(column.field(row), 0u) << column.name;
     column.field(row) = 1;
   }
-  // Every integer field was reached through exactly one column: 5 classes + 7 actions + 19.
+  // Every integer field was reached through exactly one column: 5 classes + 7 actions + 24.
   MetricsRow expected;
   expected.requests_by_class.fill(1);
   expected.requests_by_action.fill(1);
-  for (uint64_t* f :
-       {&expected.bytes_in, &expected.bytes_out, &expected.conn_accepted, &expected.conn_closed,
-        &expected.conn_active, &expected.tls_handshakes, &expected.file_cache_hits,
-        &expected.file_cache_misses, &expected.upstream_connects, &expected.upstream_reuses,
-        &expected.upstream_errors, &expected.php_connects, &expected.php_reuses,
-        &expected.php_errors, &expected.php_waits, &expected.php_wait_us, &expected.cpu_us,
-        &expected.rss_bytes, &expected.latency_sum_us}) {
+  for (uint64_t* f : {&expected.bytes_in,
+                      &expected.bytes_out,
+                      &expected.conn_accepted,
+                      &expected.conn_closed,
+                      &expected.conn_active,
+                      &expected.tls_handshakes,
+                      &expected.file_cache_hits,
+                      &expected.file_cache_misses,
+                      &expected.upstream_connects,
+                      &expected.upstream_reuses,
+                      &expected.upstream_errors,
+                      &expected.php_connects,
+                      &expected.php_reuses,
+                      &expected.php_errors,
+                      &expected.php_waits,
+                      &expected.php_wait_us,
+                      &expected.cpu_us,
+                      &expected.rss_bytes,
+                      &expected.latency_sum_us,
+                      &expected.http3_requests,
+                      &expected.quic_handshakes,
+                      &expected.quic_retries,
+                      &expected.quic_migrations,
+                      &expected.quic_lost_packets}) {
     *f = 1;
   }
   EXPECT_EQ(row, expected);
-  EXPECT_EQ(metricsColumns().size(), 5u + common::metrics::kActionCount + 19u);
+  EXPECT_EQ(metricsColumns().size(), 5u + common::metrics::kActionCount + 24u);
 }
 
 TEST(MetricsRowTest, ValidationChecksAlignmentAndName) {
