@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "common/net/listen_socket.h"
+#include "common/net/quic_steering.h"
 
 namespace scalws::controller {
 
@@ -16,7 +17,12 @@ using common::UniqueFd;
 ipc::Json SlotListeners::toJson() const {
   ipc::Json list = ipc::Json::array();
   for (const ListenerSpec& s : specs) {
-    list.push_back({{"loop", s.loop}, {"address", s.address}, {"port", s.port}, {"tls", s.tls}});
+    ipc::Json entry = {{"loop", s.loop}, {"address", s.address}, {"port", s.port}, {"tls", s.tls}};
+    if (s.quic) {
+      entry["quic"] = true;
+      entry["steering"] = s.steering;
+    }
+    list.push_back(std::move(entry));
   }
   return {{"listeners", list}};
 }
@@ -33,14 +39,20 @@ Result<std::vector<UniqueFd>> SlotListeners::duplicateFds() const {
 
 common::Status checkAddressFree(const common::config::ListenConfig& listen) {
   Result<UniqueFd> probe = common::net::bindTcpSocket(listen, false);
-  return probe.ok() ? common::okStatus() : probe.status();
+  if (!probe.ok()) return probe.status();
+  if (!listen.http3) return common::okStatus();
+  // The UDP port too: a group someone else started would take our sockets in, and with
+  // them the places the steering ids count on.
+  Result<UniqueFd> udp = common::net::bindUdpSocket(listen, false);
+  return udp.ok() ? common::okStatus() : udp.status();
 }
 
 Result<UniqueFd> bindListener(const common::config::ListenConfig& listen) {
   return common::net::openListenSocket(listen);
 }
 
-Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, uint32_t loops) {
+Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, uint32_t loops,
+                                        uint32_t first_steering) {
   SlotListeners out;
   for (uint32_t loop = 0; loop < loops; ++loop) {
     for (const common::config::ListenConfig& listen : site.listens) {
@@ -48,6 +60,14 @@ Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, 
       if (!fd.ok()) return fd.status();
       out.specs.push_back(ListenerSpec{loop, listen.address, listen.port, listen.tls.has_value()});
       out.fds.push_back(std::move(*fd));
+      if (!listen.http3) continue;
+      Result<UniqueFd> udp = common::net::bindSteeredSocket(listen);
+      if (!udp.ok()) return udp.status();
+      ListenerSpec spec{loop, listen.address, listen.port, true};
+      spec.quic = true;
+      spec.steering = first_steering + loop;
+      out.specs.push_back(std::move(spec));
+      out.fds.push_back(std::move(*udp));
     }
   }
   return out;

@@ -372,8 +372,11 @@ void WorkerProcess::onAttachHello(const ipc::Message& request, ipc::Replier repl
       complete = false;
       break;
     }
-    s.listeners.specs.push_back(
-        ListenerSpec{static_cast<uint32_t>(*loop), *address, static_cast<uint16_t>(*port), *tls});
+    ListenerSpec spec{static_cast<uint32_t>(*loop), *address, static_cast<uint16_t>(*port), *tls};
+    // Absent in a worker without HTTP/3: a TCP listener.
+    spec.quic = l.value("quic", false);
+    spec.steering = l.value("steering", 0u);
+    s.listeners.specs.push_back(std::move(spec));
     s.listeners.fds.push_back(std::move(*copy));
   }
   if (!complete) s.listeners = SlotListeners();

@@ -127,6 +127,9 @@ std::string sandboxSection(const Json& processes) {
     out += "  seccomp " + std::string(sc.value("enforced", false) ? "enforced" : "NOT enforced") +
            ", refusals " + sc.value("action", std::string()) + ", " +
            std::to_string(sc.value("allowed_syscalls", 0)) + " syscalls allowed\n";
+    if (sc.value("udp_datagrams", false)) {
+      out += "    udp: HTTP/3 datagrams on the inherited sockets, no UDP socket of its own\n";
+    }
     for (const Json& d : sb.value("degraded", Json::array())) {
       out += "  degraded: " + d.get<std::string>() + "\n";
     }

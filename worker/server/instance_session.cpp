@@ -64,6 +64,12 @@ bool isListening(int fd) {
   return ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on != 0;
 }
 
+bool isDatagramSocket(int fd) {
+  int type = 0;
+  socklen_t len = sizeof(type);
+  return ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_DGRAM;
+}
+
 }  // namespace
 
 Result<InstanceSettings> parseInstanceSettings(const Json& args) {
@@ -251,6 +257,10 @@ Json InstanceSession::listenersJson(bool with_fds) const {
   Json list = Json::array();
   for (const InstanceListener& l : plan_.listeners) {
     Json entry = {{"loop", l.loop}, {"address", l.address}, {"port", l.port}, {"tls", l.tls}};
+    if (l.quic) {
+      entry["quic"] = true;
+      entry["steering"] = l.steering;
+    }
     if (with_fds) entry["fd"] = l.fd.get();
     list.push_back(std::move(entry));
   }
@@ -316,12 +326,24 @@ void InstanceSession::onListeners(const ipc::Message& request, std::vector<Uniqu
       return replier.fail(ipc::errc::kInvalidArgument,
                           "listener " + *address + ": loop or port out of range");
     }
-    if (!isListening(fds[i].get())) {
+    bool quic = entry.value("quic", false);
+    uint32_t steering = 0;
+    if (quic) {
+      Result<uint32_t> id = smallUint(entry, "steering", 0xfffe);
+      if (!id.ok()) return replier.fail(id.status());
+      steering = *id;
+      if (!isDatagramSocket(fds[i].get())) {
+        return replier.fail(ipc::errc::kInvalidArgument,
+                            "listener " + *address + ": the fd is not a UDP socket");
+      }
+    } else if (!isListening(fds[i].get())) {
       return replier.fail(ipc::errc::kInvalidArgument,
                           "listener " + *address + ": the fd is not a listening socket");
     }
-    listeners.push_back(
-        InstanceListener{*loop, *address, static_cast<uint16_t>(*port), *tls, std::move(fds[i])});
+    InstanceListener l{*loop, *address, static_cast<uint16_t>(*port), *tls, std::move(fds[i])};
+    l.quic = quic;
+    l.steering = steering;
+    listeners.push_back(std::move(l));
   }
   plan_.listeners = std::move(listeners);
   state_ = State::kGoingLive;

@@ -8,8 +8,10 @@
 //                         php_pools:[{name, address, max_conns, share}]}
 //                         the worker loads and builds its snapshot with the pools the
 //                         controller assigned (instance_pools.h); an error reply says why
-//   ctl    -> listeners  {listeners:[{loop, address, port, tls}]} + one fd per entry, in
-//                         order: bound, listening sockets (the worker never binds)
+//   ctl    -> listeners  {listeners:[{loop, address, port, tls, quic?, steering?}]} + one
+//                         fd per entry, in order: bound, listening sockets (the worker
+//                         never binds); quic: a bound UDP socket of an HTTP/3 listener,
+//                         `steering` its place in the port's reuseport group
 //   worker -> ready      {ok:true, pid, loops, listeners:[{loop, address, port, tls, fd}],
 //                         sandbox:{...}} once it serves, or {ok:false, error} and it exits
 //   ctl    -> reload     {config, config_path, php_pools}: swap to a new snapshot in place,
@@ -63,6 +65,8 @@ struct InstanceListener {
   uint16_t port = 0;
   bool tls = false;
   common::UniqueFd fd;
+  bool quic = false;      // a bound UDP socket of an HTTP/3 listener, not a listening one
+  uint32_t steering = 0;  // quic: its index in the port's reuseport group
 };
 
 // What the controller said this worker is (the `config` message).
