@@ -168,6 +168,17 @@ def test_large_bodies_through_small_windows():
         assert run.only().status == 200
         assert sha256_file(os.path.join(dl, "big.bin")) == sha256_file(
             os.path.join(s.dir, "www", "big.bin"))
+        # Again with a tenth of what the server sends lost on the way: QUIC resends it, the
+        # bytes arrive whole, and the server counts the losses.
+        os.remove(os.path.join(dl, "big.bin"))
+        run = h3(s.port, "/big.bin", download=dl, args=["-r", "0.1", "--timeout=20s"],
+                 timeout=60)
+        assert run.returncode == 0, run.output[-3000:]
+        assert sha256_file(os.path.join(dl, "big.bin")) == sha256_file(
+            os.path.join(s.dir, "www", "big.bin"))
+        # Counted per stream when it closes, or when its connection ends (drains) with it open.
+        wait_until(lambda: status_json(s.port).get("quic_lost_packets", 0) > 0, timeout=15,
+                   what="lost packets in the worker's figures")
 
 
 def test_many_concurrent_streams_on_one_connection():
@@ -197,6 +208,10 @@ def test_retry_round_trip():
         assert run.returncode == 0, run.output[-3000:]
         assert run.only().status == 200
         assert "type=Retry" in run.output or "Retry" in run.output
+        # The worker's figures (what the controller collects per instance) count it.
+        figures = status_json(s.port)
+        assert figures["quic_retries"] >= 1, figures
+        assert figures["quic_handshakes"] >= 1 and figures["http3_requests"] >= 1, figures
 
 
 def test_client_address_change_is_served_by_the_owner_in_multi_mode():
@@ -211,6 +226,9 @@ def test_client_address_change_is_served_by_the_owner_in_multi_mode():
             assert run.returncode == 0, run.output[-3000:]
             assert run.only().status == 200, run.output[-3000:]
             assert "path validation" in run.output.lower() or "Changed local address" in run.output
+        # Summed over both processes: every client moved once.
+        wait_until(lambda: status_json(s.port).get("quic_migrations", 0) >= 6, timeout=10,
+                   what="six migrations in the workers' figures")
 
 
 def test_nat_rebinding_mid_connection():
@@ -344,3 +362,27 @@ def test_sandbox_allows_http3_datagrams_and_says_so():
     finally:
         import shutil
         shutil.rmtree(s.dir, ignore_errors=True)
+
+
+def test_zero_rtt_is_off_by_default_and_serves_only_safe_methods_when_on():
+    for early in (False, True):
+        quic = 'quic = { early_data = true }' if early else ""
+        with server(quic=quic) as s:
+            resume = ["--session-file=" + os.path.join(s.dir, "sess"),
+                      "--tp-file=" + os.path.join(s.dir, "tp")]
+            first = h3(s.port, "/hello", args=resume)
+            assert first.only().status == 200, first.output[-3000:]
+            assert os.path.getsize(os.path.join(s.dir, "sess")) > 0  # a session ticket came
+            get = h3(s.port, "/hello", args=resume)
+            post = h3(s.port, "/hello", args=resume + ["-m", "POST"])
+            assert get.only().status == 200, get.output[-3000:]
+            if early:
+                # Sent in 0-RTT: a GET is served from it, a POST waits for the handshake.
+                assert "type=0RTT" in get.output and "type=0RTT" in post.output
+                assert "Early data was rejected" not in get.output
+                assert post.only().status == 425, post.output[-3000:]
+            else:
+                # The client may try; the server takes none of it, and the client sends the
+                # request again once the handshake is done.
+                assert "Early data was rejected by server" in post.output, post.output[-3000:]
+                assert post.only().status == 200, post.output[-3000:]
