@@ -210,8 +210,10 @@ def test_retry_round_trip():
         assert "type=Retry" in run.output or "Retry" in run.output
         # The worker's figures (what the controller collects per instance) count it.
         figures = status_json(s.port)
-        assert figures["quic_retries"] >= 1, figures
+        assert figures["quic_retries"] == 1, figures
         assert figures["quic_handshakes"] >= 1 and figures["http3_requests"] >= 1, figures
+        # (NEW_TOKEN sparing the next connection its Retry is covered by the endpoint's unit
+        # tests: Debian's gtlsclient 0.12 writes a token file it then cannot read back.)
 
 
 def test_client_address_change_is_served_by_the_owner_in_multi_mode():

@@ -32,8 +32,8 @@ ngtcp2_conn* QuicTestClient::getConn(ngtcp2_crypto_conn_ref* ref) {
 }
 
 QuicTestClient::QuicTestClient(const sockaddr_in& client, const sockaddr_in& server,
-                               uint32_t version)
-    : client_(client), server_(server) {
+                               uint32_t version, std::vector<uint8_t> token)
+    : client_(client), server_(server), token_(std::move(token)) {
   ref_.get_conn = &QuicTestClient::getConn;
   ref_.user_data = this;
   if (gnutls_certificate_allocate_credentials(&cred_) != 0 ||
@@ -63,6 +63,10 @@ QuicTestClient::QuicTestClient(const sockaddr_in& client, const sockaddr_in& ser
     self(user).retried_ = true;
     return ngtcp2_crypto_recv_retry_cb(conn, hd, user);
   };
+  cb.recv_new_token = [](ngtcp2_conn*, const ngtcp2_vec* given, void* user) {
+    self(user).new_token_.assign(given->base, given->base + given->len);
+    return 0;
+  };
   cb.rand = &randomBytes;
   cb.get_new_connection_id = &newConnectionId;
   cb.update_key = ngtcp2_crypto_update_key_cb;
@@ -80,6 +84,7 @@ QuicTestClient::QuicTestClient(const sockaddr_in& client, const sockaddr_in& ser
   ngtcp2_settings settings;
   ngtcp2_settings_default(&settings);
   settings.initial_ts = 1;
+  if (!token_.empty()) settings.token = ngtcp2_vec{token_.data(), token_.size()};
   ngtcp2_transport_params params;
   ngtcp2_transport_params_default(&params);
   params.initial_max_streams_uni = 3;
@@ -116,6 +121,12 @@ std::vector<std::vector<uint8_t>> QuicTestClient::write(uint64_t now) {
     out.push_back(std::move(buf));
   }
   return out;
+}
+
+void QuicTestClient::expire(uint64_t now) {
+  if (conn_ != nullptr && ngtcp2_conn_get_expiry(conn_) <= now) {
+    ngtcp2_conn_handle_expiry(conn_, now);
+  }
 }
 
 int QuicTestClient::read(const std::vector<uint8_t>& datagram, uint64_t now) {

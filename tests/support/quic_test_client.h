@@ -18,8 +18,9 @@ namespace scalws::testing {
 class QuicTestClient {
  public:
   // `client` and `server` are the addresses the datagrams travel between.
+  // `token`: one a server gave an earlier connection (NEW_TOKEN), sent in the Initial.
   QuicTestClient(const sockaddr_in& client, const sockaddr_in& server,
-                 uint32_t version = NGTCP2_PROTO_VER_V1);
+                 uint32_t version = NGTCP2_PROTO_VER_V1, std::vector<uint8_t> token = {});
   ~QuicTestClient();
   QuicTestClient(const QuicTestClient&) = delete;
   QuicTestClient& operator=(const QuicTestClient&) = delete;
@@ -29,8 +30,12 @@ class QuicTestClient {
   std::vector<std::vector<uint8_t>> write(uint64_t now);
   // A datagram from the server; ngtcp2's return value (0 when accepted).
   int read(const std::vector<uint8_t>& datagram, uint64_t now);
+  // Runs the client's timers that fell due by `now`.
+  void expire(uint64_t now);
   bool handshakeCompleted() const { return handshake_completed_; }
   bool retried() const { return retried_; }
+  // The NEW_TOKEN token the server sent, if any.
+  const std::vector<uint8_t>& newToken() const { return new_token_; }
   ngtcp2_conn* raw() const { return conn_; }
   const sockaddr_in& address() const { return client_; }
 
@@ -45,6 +50,8 @@ class QuicTestClient {
   ngtcp2_crypto_conn_ref ref_{};
   bool handshake_completed_ = false;
   bool retried_ = false;
+  std::vector<uint8_t> token_;
+  std::vector<uint8_t> new_token_;
 };
 
 }  // namespace scalws::testing

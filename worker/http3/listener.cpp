@@ -11,7 +11,8 @@ namespace {
 // Batches per readable event: then the loop serves other sockets and timers.
 constexpr int kBatchesPerEvent = 8;
 
-uint64_t unixNs() {
+// Wall-clock nanoseconds, for the tokens other processes check.
+uint64_t unixNow() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME_COARSE, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
@@ -107,7 +108,7 @@ void Listener::onReadable() {
     size_t n = socket_.receive(batch);
     if (n == 0) break;
     uint64_t now = uv_hrtime();
-    uint64_t unix_now = unixNs();
+    uint64_t unix_now = unixNow();
     for (size_t i = 0; i < n; ++i) endpoint_->onDatagram(batch[i], now, unix_now);
     endpoint_->endBatch(now);
     if (n < quic::UdpSocket::kBatch) break;

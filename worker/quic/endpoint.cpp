@@ -46,6 +46,7 @@ bool Endpoint::newId(ngtcp2_cid& cid) const {
 }
 
 void Endpoint::onDatagram(const Datagram& d, uint64_t now, uint64_t unix_ns) {
+  unix_now_ = unix_ns;
   ngtcp2_version_cid vc;
   int rv = ngtcp2_pkt_decode_version_cid(&vc, d.data, d.len, kCidLength);
   if (rv == NGTCP2_ERR_VERSION_NEGOTIATION) {
@@ -183,6 +184,14 @@ void Endpoint::onHandshakeCompleted(EndpointConnection& connection) {
   it->second.handshaking = false;
   --handshaking_;
   ++counters_.handshakes_completed;
+  // A listener that asks for address validation need not send this client a Retry again
+  // for an hour (TokenIssuer::kRegularTokenLifetime).
+  Connection& transport = connection.transport();
+  const ngtcp2_path* path = transport.path();
+  uint8_t token[TokenIssuer::kMaxRegularToken];
+  size_t len = tokens_.makeRegularToken(token, path->remote.addr,
+                                        static_cast<socklen_t>(path->remote.addrlen), unix_now_);
+  if (len > 0) transport.offerToken(token, len);
 }
 
 bool Endpoint::issue(Connection& connection, ngtcp2_cid& cid, uint8_t* reset_token) noexcept {

@@ -93,7 +93,8 @@ class Endpoint final : public ConnectionIdRegistry {
 
   // The connection is going away: forget every ID that routes to it.
   void remove(EndpointConnection& connection);
-  // The connection finished its handshake (for the Retry-under-load count).
+  // The connection finished its handshake: it leaves the Retry-under-load count, and its
+  // client gets a NEW_TOKEN token for its next connection (RFC 9000 §8.1.3).
   void onHandshakeCompleted(EndpointConnection& connection);
 
   // ConnectionIdRegistry
@@ -136,6 +137,7 @@ class Endpoint final : public ConnectionIdRegistry {
   std::unordered_map<const Connection*, Entry> entries_;
   std::vector<EndpointConnection*> batch_;
   size_t handshaking_ = 0;
+  uint64_t unix_now_ = 0;  // of the latest datagram
   // Stateless resets and refusals cost us a packet each for a packet of the peer's.
   http2::TokenBucket reply_budget_{200, 100};
   EndpointCounters counters_;

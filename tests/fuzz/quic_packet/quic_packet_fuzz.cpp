@@ -103,9 +103,9 @@ class FuzzConnection final : public EndpointConnection, private http3::SessionOw
   void onDatagram(const Datagram& d, uint64_t now) noexcept override { transport_.receive(d, now); }
   void afterDatagrams(uint64_t now) noexcept override {
     session_.collect();
+    if (transport_.stats().handshake_completed) endpoint_.onHandshakeCompleted(*this);
     transport_.write(now, sink_, endpoint_.sendBuffer(), Endpoint::kSendBuffer);
     session_.collect();
-    if (transport_.stats().handshake_completed) endpoint_.onHandshakeCompleted(*this);
   }
   void expire(uint64_t now) {
     if (transport_.expiry() <= now) transport_.handleExpiry(now);

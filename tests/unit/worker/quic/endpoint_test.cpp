@@ -60,6 +60,36 @@ TEST(Endpoint, RetryAlwaysThenTheTokenIsAccepted) {
   EXPECT_EQ(h.endpoint->counters().retries, 1u);
 }
 
+TEST(Endpoint, ANewTokenSparesTheNextConnectionItsRetry) {
+  EndpointSettings settings;
+  settings.retry_always = true;
+  EndpointHarness h(settings);
+  QuicTestClient first(kClient, h.server);
+  h.pump(first);
+  ASSERT_TRUE(first.handshakeCompleted());
+  ASSERT_FALSE(first.newToken().empty());  // sent once the handshake was done
+  EXPECT_EQ(first.newToken()[0], NGTCP2_CRYPTO_TOKEN_MAGIC_REGULAR);
+  EXPECT_EQ(h.endpoint->counters().retries, 1u);
+
+  // From another port of the same address, later: validated by the token alone.
+  const sockaddr_in next_port = addressOf("127.0.0.1", 50003);
+  QuicTestClient second(next_port, h.server, NGTCP2_PROTO_VER_V1, first.newToken());
+  h.pump(second);
+  EXPECT_TRUE(second.handshakeCompleted());
+  EXPECT_FALSE(second.retried());
+  EXPECT_EQ(h.endpoint->counters().retries, 1u);
+  ASSERT_EQ(h.factory.starts.size(), 2u);
+  EXPECT_TRUE(h.factory.starts[1].address_validated);
+  EXPECT_EQ(h.factory.starts[1].original_dcid, nullptr);
+
+  // From another address it is worth nothing: a Retry again.
+  const sockaddr_in elsewhere = addressOf("127.0.0.2", 50004);
+  QuicTestClient third(elsewhere, h.server, NGTCP2_PROTO_VER_V1, first.newToken());
+  h.deliver(firstInitial(third, h.now), elsewhere);
+  h.endBatch();
+  EXPECT_EQ(h.endpoint->counters().retries, 2u);
+}
+
 TEST(Endpoint, RetryTokenFromAnotherAddressIsRefused) {
   EndpointSettings settings;
   settings.retry_always = true;
