@@ -67,6 +67,15 @@ QuicTestClient::QuicTestClient(const sockaddr_in& client, const sockaddr_in& ser
     self(user).new_token_.assign(given->base, given->base + given->len);
     return 0;
   };
+  cb.recv_stream_data = [](ngtcp2_conn* conn, uint32_t flags, int64_t id, uint64_t,
+                           const uint8_t* data, size_t len, void* user, void*) {
+    QuicTestClient& c = self(user);
+    c.received_[id].append(reinterpret_cast<const char*>(data), len);
+    if ((flags & NGTCP2_STREAM_DATA_FLAG_FIN) != 0) c.fins_[id] = true;
+    ngtcp2_conn_extend_max_stream_offset(conn, id, len);
+    ngtcp2_conn_extend_max_offset(conn, len);
+    return 0;
+  };
   cb.rand = &randomBytes;
   cb.get_new_connection_id = &newConnectionId;
   cb.update_key = ngtcp2_crypto_update_key_cb;
@@ -108,6 +117,22 @@ QuicTestClient::~QuicTestClient() {
   if (cred_ != nullptr) gnutls_certificate_free_credentials(cred_);
 }
 
+int64_t QuicTestClient::openBidi() {
+  int64_t id = -1;
+  return ngtcp2_conn_open_bidi_stream(conn_, &id, nullptr) == 0 ? id : -1;
+}
+
+int64_t QuicTestClient::openUni() {
+  int64_t id = -1;
+  return ngtcp2_conn_open_uni_stream(conn_, &id, nullptr) == 0 ? id : -1;
+}
+
+void QuicTestClient::send(int64_t stream_id, const std::string& bytes, bool fin) {
+  Outgoing& o = outgoing_[stream_id];
+  o.bytes += bytes;
+  o.fin = o.fin || fin;
+}
+
 std::vector<std::vector<uint8_t>> QuicTestClient::write(uint64_t now) {
   std::vector<std::vector<uint8_t>> out;
   for (int i = 0; i < 64; ++i) {
@@ -115,7 +140,31 @@ std::vector<std::vector<uint8_t>> QuicTestClient::write(uint64_t now) {
     ngtcp2_path_storage ps;
     ngtcp2_path_storage_zero(&ps);
     ngtcp2_pkt_info pi;
-    ngtcp2_ssize n = ngtcp2_conn_write_pkt(conn_, &ps.path, &pi, buf.data(), buf.size(), now);
+    // The first stream with bytes (or a FIN) left to send, if any.
+    int64_t stream_id = -1;
+    Outgoing* o = nullptr;
+    for (auto& [id, pending] : outgoing_) {
+      if (pending.sent < pending.bytes.size() || (pending.fin && !pending.fin_sent)) {
+        stream_id = id;
+        o = &pending;
+        break;
+      }
+    }
+    ngtcp2_vec vec{};
+    uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_NONE;
+    if (o != nullptr) {
+      vec.base = reinterpret_cast<uint8_t*>(o->bytes.data()) + o->sent;
+      vec.len = o->bytes.size() - o->sent;
+      if (o->fin) flags |= NGTCP2_WRITE_STREAM_FLAG_FIN;
+    }
+    ngtcp2_ssize written = -1;
+    ngtcp2_ssize n =
+        ngtcp2_conn_writev_stream(conn_, &ps.path, &pi, buf.data(), buf.size(), &written, flags,
+                                  stream_id, &vec, o != nullptr ? 1 : 0, now);
+    if (o != nullptr && written >= 0) {
+      o->sent += static_cast<size_t>(written);
+      if (o->fin && o->sent == o->bytes.size()) o->fin_sent = true;
+    }
     if (n <= 0) break;
     buf.resize(static_cast<size_t>(n));
     out.push_back(std::move(buf));

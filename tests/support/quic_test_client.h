@@ -11,6 +11,8 @@
 #include <ngtcp2/ngtcp2_crypto.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace scalws::testing {
@@ -32,6 +34,14 @@ class QuicTestClient {
   int read(const std::vector<uint8_t>& datagram, uint64_t now);
   // Runs the client's timers that fell due by `now`.
   void expire(uint64_t now);
+
+  // Raw stream I/O once the handshake is done (tests speak HTTP/3 by hand): open a
+  // stream, queue bytes on it (sent by write()), and read what the server sent on each.
+  int64_t openBidi();
+  int64_t openUni();
+  void send(int64_t stream_id, const std::string& bytes, bool fin);
+  const std::string& received(int64_t stream_id) { return received_[stream_id]; }
+  bool finished(int64_t stream_id) const { return fins_.count(stream_id) != 0; }
   bool handshakeCompleted() const { return handshake_completed_; }
   bool retried() const { return retried_; }
   // The NEW_TOKEN token the server sent, if any.
@@ -52,6 +62,15 @@ class QuicTestClient {
   bool retried_ = false;
   std::vector<uint8_t> token_;
   std::vector<uint8_t> new_token_;
+  struct Outgoing {
+    std::string bytes;  // kept whole until the client goes: QUIC may resend any of it
+    size_t sent = 0;
+    bool fin = false;
+    bool fin_sent = false;
+  };
+  std::map<int64_t, Outgoing> outgoing_;
+  std::map<int64_t, std::string> received_;
+  std::map<int64_t, bool> fins_;
 };
 
 }  // namespace scalws::testing
