@@ -1,6 +1,8 @@
 #include "sandbox/seccomp_allow_list.h"
 
+#include <fcntl.h>
 #include <linux/sched.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -28,13 +30,17 @@ constexpr ArgCheck selfPid(uint8_t arg) {
 }
 
 constexpr SyscallAllowance allow(const char* name, const char* why) {
-  return {name, {}, {}, false, why};
+  return {name, {}, false, why};
 }
 constexpr SyscallAllowance allowIf(const char* name, ArgCheck a, const char* why) {
-  return {name, a, {}, false, why};
+  return {name, {a}, false, why};
 }
 constexpr SyscallAllowance allowIf(const char* name, ArgCheck a, ArgCheck b, const char* why) {
-  return {name, a, b, false, why};
+  return {name, {a, b}, false, why};
+}
+constexpr SyscallAllowance allowIf(const char* name, ArgCheck a, ArgCheck b, ArgCheck c,
+                                   const char* why) {
+  return {name, {a, b, c}, false, why};
 }
 constexpr SyscallAllowance withUnixConnect(SyscallAllowance entry) {
   entry.onlyWithUnixConnect = true;
@@ -53,6 +59,27 @@ constexpr uint64_t kCloneNamespaces = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWU
 constexpr ArgCheck kThreadFlags = masked(0, CLONE_THREAD | kCloneNamespaces, CLONE_THREAD);
 // socket(2)'s type carries SOCK_NONBLOCK/SOCK_CLOEXEC above the low 4 bits.
 constexpr ArgCheck kStreamType = masked(1, 0xf, SOCK_STREAM);
+// An AF_INET/AF_INET6 stream socket is TCP only with protocol 0 or IPPROTO_TCP. Landlock's
+// port rules (LANDLOCK_ACCESS_NET_CONNECT_TCP) apply to TCP sockets only, and since kernel
+// 6.14 an IPPROTO_MPTCP (or IPPROTO_SCTP) stream socket is not one to it: such a socket
+// would connect to any host and port.
+constexpr ArgCheck kProtocolDefault = eq32(2, 0);
+constexpr ArgCheck kProtocolTcp = eq32(2, IPPROTO_TCP);
+// MSG_FASTOPEN makes sendto/sendmsg on an unconnected TCP socket connect it from inside
+// tcp_sendmsg, without the connect() security hook Landlock enforces its port rules in. The
+// flags are sendto's and sendmmsg's 4th argument and sendmsg's 3rd.
+constexpr ArgCheck noFastOpen(uint8_t arg) {
+  return masked(arg, MSG_FASTOPEN, 0);
+}
+// fcntl: only the descriptor-flag and status-flag commands (libuv's fallbacks for O_NONBLOCK
+// and FD_CLOEXEC, F_GETFL of an inherited descriptor) and F_DUPFD_CLOEXEC. Refused among
+// others: F_SETOWN/F_SETOWN_EX/F_SETSIG (SIGIO, SIGURG or any signal sent to another
+// process of our uid, where Landlock's signal scoping is missing: kernels before 6.12),
+// F_SETLEASE and F_NOTIFY (signals again), F_SETLK* (locks on shared files), F_SETPIPE_SZ,
+// F_ADD_SEALS. F_SETFL may not set O_ASYNC, the other half of signal-driven I/O.
+constexpr ArgCheck fcntlCommand(int command) {
+  return eq32(1, static_cast<uint64_t>(command));
+}
 
 // clang-format off
 constexpr std::array kAllowList = {
@@ -73,7 +100,12 @@ constexpr std::array kAllowList = {
     allow("close", "every descriptor"),
     allow("dup", "libuv and OpenSSL duplicate descriptors"),
     allow("dup3", "libuv and OpenSSL duplicate descriptors"),
-    allow("fcntl", "O_NONBLOCK, FD_CLOEXEC, file status"),
+    allowIf("fcntl", fcntlCommand(F_GETFD), "libuv: close-on-exec flag (fallback path)"),
+    allowIf("fcntl", fcntlCommand(F_SETFD), "libuv: close-on-exec flag (fallback path)"),
+    allowIf("fcntl", fcntlCommand(F_GETFL), "libuv: status flags of a descriptor"),
+    allowIf("fcntl", fcntlCommand(F_SETFL), masked(2, O_ASYNC, 0),
+            "libuv: O_NONBLOCK (fallback path), never O_ASYNC"),
+    allowIf("fcntl", fcntlCommand(F_DUPFD_CLOEXEC), "duplicate a descriptor, like dup3"),
     allowIf("ioctl", eq32(1, FIONREAD), "libuv: bytes pending on a socket"),
     allowIf("ioctl", eq32(1, FIONBIO), "libuv: non-blocking mode"),
     allowIf("ioctl", eq32(1, FIOCLEX), "libuv: close-on-exec"),
@@ -99,8 +131,14 @@ constexpr std::array kAllowList = {
     allow("clock_nanosleep", "back-off sleeps"),
 
     // --- sockets (Landlock limits TCP connect to the configured ports) ---
-    allowIf("socket", eq32(0, AF_INET), kStreamType, "TCP to upstreams and PHP-FPM"),
-    allowIf("socket", eq32(0, AF_INET6), kStreamType, "TCP to upstreams and PHP-FPM"),
+    allowIf("socket", eq32(0, AF_INET), kStreamType, kProtocolDefault,
+            "TCP to upstreams and PHP-FPM"),
+    allowIf("socket", eq32(0, AF_INET), kStreamType, kProtocolTcp,
+            "TCP to upstreams and PHP-FPM"),
+    allowIf("socket", eq32(0, AF_INET6), kStreamType, kProtocolDefault,
+            "TCP to upstreams and PHP-FPM"),
+    allowIf("socket", eq32(0, AF_INET6), kStreamType, kProtocolTcp,
+            "TCP to upstreams and PHP-FPM"),
     withUnixConnect(allowIf("socket", eq32(0, AF_UNIX), kStreamType,
                             "PHP-FPM or an upstream on a unix socket")),
     allow("socketpair", "in-process channels between loops"),
@@ -111,10 +149,13 @@ constexpr std::array kAllowList = {
     allow("setsockopt", "TCP_NODELAY, keep-alive, buffer sizes; UDP pktinfo, ECN, MTU"),
     allow("getsockname", "local address for logs and X-Forwarded headers"),
     allow("getpeername", "client address"),
-    allow("sendto", "send on connected sockets"),
+    allowIf("sendto", noFastOpen(3), "send on connected sockets, never MSG_FASTOPEN"),
     allow("recvfrom", "receive on connected sockets"),
-    allow("sendmsg", "IPC frames with SCM_RIGHTS; HTTP/3 datagrams (GSO, source address)"),
+    allowIf("sendmsg", noFastOpen(2),
+            "IPC frames with SCM_RIGHTS; HTTP/3 datagrams (GSO, source address); never "
+            "MSG_FASTOPEN"),
     allow("recvmsg", "IPC frames with SCM_RIGHTS"),
+    allowIf("sendmmsg", noFastOpen(3), "batched sends, never MSG_FASTOPEN"),
     withUdpDatagrams(allow("recvmmsg", "HTTP/3: datagrams from the UDP listener in batches")),
 
     // --- files (Landlock decides which paths) ---

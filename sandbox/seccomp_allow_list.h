@@ -2,12 +2,13 @@
 // argument variant), each with the reason it is there.
 //
 // A syscall that appears with argument checks is allowed only when one of its entries
-// matches (entries with the same name are alternatives; the checks within one entry must
-// all hold). Everything not in the table gets the policy's SeccompAction; the few syscalls
-// in seccompErrnoList() fail with a chosen errno instead, so libc can fall back.
-// To allow one more syscall, add one line to the table in seccomp_allow_list.cpp.
+// matches (entries with the same name are alternatives; the up to three checks within one
+// entry must all hold). Everything not in the table gets the policy's SeccompAction; the few
+// syscalls in seccompErrnoList() fail with a chosen errno instead, so libc can fall back. To allow
+// one more syscall, add one line to the table in seccomp_allow_list.cpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -27,9 +28,8 @@ struct ArgCheck {
 
 struct SyscallAllowance {
   const char* name;
-  ArgCheck first;
-  ArgCheck second;
-  bool onlyWithUnixConnect;  // allowed only when the policy says unixConnect
+  std::array<ArgCheck, 3> checks;  // all must hold; unused ones are Op::kNone
+  bool onlyWithUnixConnect;        // allowed only when the policy says unixConnect
   const char* why;
   bool onlyWithUdpDatagrams = false;  // allowed only when the policy says udpDatagrams
 };

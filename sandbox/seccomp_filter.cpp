@@ -71,8 +71,7 @@ Result<Filter> buildFilter(const SandboxPolicy& policy, SeccompReport& report) {
       continue;
     }
     std::vector<scmp_arg_cmp> checks;
-    addCheck(entry.first, self, checks);
-    addCheck(entry.second, self, checks);
+    for (const ArgCheck& check : entry.checks) addCheck(check, self, checks);
     rc = seccomp_rule_add_array(filter.get(), SCMP_ACT_ALLOW, nr,
                                 static_cast<unsigned>(checks.size()), checks.data());
     if (rc != 0) return seccompError(rc, std::string("allowing ") + entry.name);

@@ -11,7 +11,7 @@
 #include <ctime>
 
 #include "common/log.h"
-#include "worker/http1/response_serializer.h"
+#include "worker/http/decimal.h"
 
 namespace scalws::worker {
 namespace {
@@ -89,9 +89,9 @@ void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes
     buffer_.append(httpVersionName(r.version));
   }
   buffer_.append("\" ");
-  buffer_.append(num, http1::formatDecimal(status, num));
+  buffer_.append(num, formatDecimal(status, num));
   buffer_.push_back(' ');
-  buffer_.append(num, http1::formatDecimal(bytes, num));
+  buffer_.append(num, formatDecimal(bytes, num));
   buffer_.append(" \"");
   std::string_view referer = r.header("referer");
   appendEscaped(referer.empty() ? "-" : referer, false);
@@ -117,17 +117,17 @@ void AccessLog::appendJson(const Request& r, uint16_t status, uint64_t bytes,
   buffer_.append("\",\"protocol\":\"");
   buffer_.append(httpVersionName(r.version));
   buffer_.append("\",\"status\":");
-  buffer_.append(num, http1::formatDecimal(status, num));
+  buffer_.append(num, formatDecimal(status, num));
   buffer_.append(",\"bytes\":");
-  buffer_.append(num, http1::formatDecimal(bytes, num));
+  buffer_.append(num, formatDecimal(bytes, num));
   buffer_.append(",\"duration_us\":");
   uint64_t now = uv_hrtime();
   uint64_t us = r.start_ns != 0 && now > r.start_ns ? (now - r.start_ns) / 1000 : 0;
-  buffer_.append(num, http1::formatDecimal(us, num));
+  buffer_.append(num, formatDecimal(us, num));
   buffer_.append(",\"action\":\"");
   buffer_.append(handler != nullptr ? handler->actionName() : std::string_view("error"));
   buffer_.append("\",\"request_id\":");
-  buffer_.append(num, http1::formatDecimal(r.id, num));
+  buffer_.append(num, formatDecimal(r.id, num));
   buffer_.append(",\"referer\":\"");
   appendEscaped(r.header("referer"), true);
   buffer_.append("\",\"user_agent\":\"");

@@ -113,8 +113,10 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
       if (!errors.empty()) errors += '\n';
       errors += h.status().message();
       s->handlers_.emplace_back();
+      s->actions_.push_back(common::metrics::Action::kOther);
       continue;
     }
+    s->actions_.push_back(common::metrics::actionFromName(h.value()->actionName()));
     s->handlers_.push_back(std::move(h).value());
   }
   // Certificates and keys are read here: before the sandbox, and in a supervising parent
@@ -144,9 +146,6 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
 #endif
   }
   if (!errors.empty()) return common::invalidArgument(errors);
-  s->limits_.max_request_line = s->server_.max_request_line;
-  s->limits_.max_header_size = s->server_.max_header_size;
-  s->limits_.max_headers = s->server_.max_headers;
   if (!s->server_.server_header.empty()) {
     s->server_line_ = "Server: " + s->server_.server_header + "\r\n";
   }

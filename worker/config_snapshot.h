@@ -1,6 +1,6 @@
 // Everything a loop needs to serve one version of a site's config: the config itself, the
-// compiled router, one handler per route and the values derived once (limits, the Server
-// line). Immutable once built and shared by every loop through shared_ptr<const>; a reload
+// compiled router, one handler per route and the values derived once (the Server line,
+// TLS contexts). Immutable once built and shared by every loop through shared_ptr<const>; a reload
 // builds a new one, and connections move to it between requests.
 #pragma once
 
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "common/config/site_config.h"
+#include "common/metrics/metrics_snapshot.h"
 #include "common/status.h"
 #include "worker/handlers/fastcgi/pool_spec.h"
 #include "worker/http/handler.h"
-#include "worker/http1/request_codec.h"
 #include "worker/router/router.h"
 #include "worker/tls/server_context.h"
 
@@ -38,9 +38,10 @@ class ConfigSnapshot {
     return site_.routes[static_cast<size_t>(index)];
   }
   Handler* handler(int route) const { return handlers_[static_cast<size_t>(route)].get(); }
+  // The handler's action for the counters, looked up once here instead of per request.
+  common::metrics::Action action(int route) const { return actions_[static_cast<size_t>(route)]; }
   uint64_t maxBody(int route) const;
   bool policyAllows(int route, const PeerInfo& peer) const;
-  const http1::CodecLimits& codecLimits() const { return limits_; }
   std::string_view serverHeaderLine() const { return server_line_; }
   // The Server line plus, on a TLS connection to a port whose listener serves HTTP/3, the
   // Alt-Svc line advertising it (RFC 7838 §3): what an HTTP/1.1 response head carries.
@@ -67,7 +68,7 @@ class ConfigSnapshot {
   std::unique_ptr<Router> router_;
   std::vector<fastcgi::PoolSpec> php_pools_;  // complete before handlers point into it
   std::vector<std::unique_ptr<Handler>> handlers_;
-  http1::CodecLimits limits_;
+  std::vector<common::metrics::Action> actions_;  // one per route
   std::string server_line_;
   std::vector<std::shared_ptr<const tls::ServerContext>> tls_;  // one per listen
   std::vector<std::shared_ptr<const quic::TlsContext>> quic_;   // one per listen

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -59,6 +60,9 @@ Result<UniqueFd> bindTcpSocket(const config::ListenConfig& listen, bool reuse_po
   setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (reuse_port) setsockopt(fd.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
   if (family == AF_INET6) setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  // Responses leave in one writev; Nagle would only delay pipelined ones. Set once here:
+  // on Linux accepted sockets inherit it, which spares a setsockopt per connection.
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
     return bindError(listen, errno, "");
   }

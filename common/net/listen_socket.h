@@ -1,7 +1,8 @@
 // The listening sockets of a site, for the standalone worker and the controller alike:
-// TCP, non-blocking, close-on-exec, SO_REUSEADDR, IPv6 sockets v6-only, and SO_REUSEPORT so
-// every worker (process or loop) can have its own accept queue on the same address; and the
-// UDP sockets of HTTP/3 listeners, one per worker in one reuseport group.
+// TCP, non-blocking, close-on-exec, SO_REUSEADDR, IPv6 sockets v6-only, TCP_NODELAY (which
+// accepted sockets inherit), and SO_REUSEPORT so every worker (process or loop) can have
+// its own accept queue on the same address; and the UDP sockets of HTTP/3 listeners, one
+// per worker in one reuseport group.
 #pragma once
 
 #include "common/config/site_config.h"

@@ -65,6 +65,18 @@ CASES = [
     ("chunk-line-bare-lf", chunked_post(b"5\nhello\r\n0\r\n\r\n"), 400),
     ("chunk-data-end-bare-lf", chunked_post(b"5\r\nhello\n0\r\n\r\n"), 400),
     ("last-chunk-bare-lf", chunked_post(b"5\r\nhello\r\n0\n\n"), 400),
+    # What llhttp 8.1.0 accepts after the head: "\rX" as the final CRLF (the next request
+    # would start at "X..."), any two bytes as a chunk's CRLF, folded trailers.
+    ("chunk-end-bare-cr-then-byte", chunked_post(b"0\r\n\rX"), 400),
+    ("chunk-end-bare-cr-after-trailer", chunked_post(b"0\r\nX-T: 1\r\n\rX"), 400),
+    ("chunk-crlf-any-two-bytes", chunked_post(b"5\r\nhelloXY0\r\n\r\n"), 400),
+    ("chunk-crlf-cr-and-byte", chunked_post(b"5\r\nhello\rX0\r\n\r\n"), 400),
+    ("trailer-obs-fold", chunked_post(b"0\r\nX-T: a\r\n b\r\n\r\n"), 400),
+    ("trailer-whitespace-led", chunked_post(b"0\r\n X-T: a\r\n\r\n"), 400),
+    ("trailer-space-before-colon", chunked_post(b"0\r\nX-T : a\r\n\r\n"), 400),
+    ("trailer-bare-cr", chunked_post(b"0\r\nX-T: a\rb\r\n\r\n"), 400),
+    ("trailer-bare-lf", chunked_post(b"0\r\nX-T: a\n\r\n"), 400),
+    ("trailer-nul", chunked_post(b"0\r\nX-T: a\x00b\r\n\r\n"), 400),
     # Line endings and folding in the head.
     ("obs-fold-space", get_with(b"X-A: a\r\n b\r\n"), 400),
     ("obs-fold-tab", get_with(b"X-A: a\r\n\tb\r\n"), 400),
@@ -116,11 +128,21 @@ CASES = [
     ("version-lowercase", b"GET / http/1.1\r\nHost: localhost\r\n\r\n", 400),
     ("version-garbage", b"GET / HTTP/1.1x\r\nHost: localhost\r\n\r\n", 400),
     ("version-https", b"GET / HTTPS/1.1\r\nHost: localhost\r\n\r\n", 400),
+    ("version-leading-zero", b"GET / HTTP/01.1\r\nHost: localhost\r\n\r\n", 400),
+    ("version-two-digit-minor", b"GET / HTTP/1.10\r\nHost: localhost\r\n\r\n", 400),
+    ("method-over-long", b"X" * 100 + b" / HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
+    ("method-over-long-like-get", b"GET" + b"T" * 100 + b" / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+     400),
     ("expect-other", get_with(b"Expect: something-else\r\n"), 417),
     ("expect-other-with-body", post(b"Content-Length: 5\r\nExpect: 101-switch\r\n", b"hello"), 417),
     # Targets.
     ("target-relative", b"GET a/b HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
     ("target-asterisk-with-get", b"GET * HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
+    ("target-fragment", b"GET /#x HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
+    ("target-fragment-after-query", get_with(b"", b"/?a=b#frag"), 400),
+    ("target-raw-utf8", get_with(b"", b"/caf\xc3\xa9"), 400),
+    ("target-raw-0x80-in-query", get_with(b"", b"/?q=\x80"), 400),
+    ("target-raw-0xff", get_with(b"", b"/\xff"), 400),
     ("path-dotdot-above-root", get_with(b"", b"/../etc/passwd"), 400),
     ("path-dotdot-deeper-above-root", get_with(b"", b"/a/../../etc/passwd"), 400),
     ("path-encoded-dotdot", get_with(b"", b"/%2e%2e/etc/passwd"), 400),
@@ -155,6 +177,7 @@ def test_malformed_request_gets_one_error_and_a_clean_close(server, data, status
 
 KEEP_ALIVE_CASES = [c for c in CASES if c[0] in (
     "cl-and-te", "chunk-size-not-hex", "bare-cr-in-header-value", "obs-fold-space",
+    "chunk-end-bare-cr-then-byte", "trailer-obs-fold", "target-fragment", "version-leading-zero",
     "method-unknown", "version-2.0", "host-twice", "path-encoded-nul")]
 
 

@@ -72,7 +72,7 @@ def test_get_params_headers_query_and_path_info(fpm):
         assert "HTTP_PROXY" not in env  # httpoxy
         assert env["HTTPS"] is None
         # Kept pool connections stay open by design; nothing else may pile up.
-        fds = s.fd_snapshot()
+        fds = s.settled_fd_snapshot()  # once the first client connection has closed
         for _ in range(20):
             assert get(s, "/hello.php").status == 200
         assert get(s, "/missing.php").status == 404

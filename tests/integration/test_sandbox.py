@@ -184,6 +184,60 @@ def test_a_workers_policy_refuses_everything_outside_its_config():
         other.close()
 
 
+def accepted_within(listener, seconds):
+    """How many connections reached `listener` within `seconds`."""
+    listener.settimeout(seconds)
+    n = 0
+    try:
+        while True:
+            conn, _ = listener.accept()
+            conn.close()
+            n += 1
+    except socket.timeout:
+        return n
+
+
+def test_landlock_tcp_rules_cannot_be_bypassed_with_mptcp_or_fast_open():
+    """Landlock's TCP port rules see neither an IPPROTO_MPTCP socket (kernels 6.14+) nor a
+    connect made by sendto(MSG_FASTOPEN): seccomp refuses both, while plain TCP to the
+    site's own PHP pool port still connects."""
+    import errno as E
+    top = world_dir(tempfile.mkdtemp(prefix="scalws-probe-"))
+    pool = listener()
+    other = listener()
+    try:
+        a = Site(top, "a", pool_port=pool.getsockname()[1])
+        pool_port, other_port = str(pool.getsockname()[1]), str(other.getsockname()[1])
+        results = probe(
+            a,
+            "--connect", pool_port,            # ordinary TCP to the pool: allowed
+            "--connect-tcp", pool_port,        # IPPROTO_TCP by name: the same
+            "--connect", other_port,           # Landlock refuses other ports
+            "--connect-mptcp", other_port,     # MPTCP would pass Landlock: seccomp refuses
+            "--connect-mptcp", pool_port,      # ... whatever the port
+            "--fastopen", other_port,          # sendto(MSG_FASTOPEN) skips the connect hook
+            "--fastopen", pool_port)
+        assert results == [0, 0, E.EACCES, E.EPERM, E.EPERM, E.EPERM, E.EPERM], results
+        # Nothing of the refused attempts reached the other listener.
+        assert accepted_within(other, 0.5) == 0
+        assert accepted_within(pool, 0.5) == 2
+    finally:
+        pool.close()
+        other.close()
+
+
+def test_fcntl_allows_flag_commands_and_refuses_signal_ownership():
+    """F_SETOWN/F_SETSIG (and O_ASYNC) would let a worker signal other processes of its uid
+    where Landlock does not scope signals (kernels before 6.12); the loop only ever needs
+    the status and descriptor flags."""
+    import errno as E
+    top = world_dir(tempfile.mkdtemp(prefix="scalws-probe-"))
+    a = Site(top, "a")
+    results = probe(a, "--fcntl", "getfl", "--fcntl", "setfl", "--fcntl", "setown",
+                    "--fcntl", "setown_ex", "--fcntl", "setsig", "--fcntl", "setfl_async")
+    assert results == [0, 0, E.EPERM, E.EPERM, E.EPERM, E.EPERM], results
+
+
 TEST_USER = "scalwstest"
 
 

@@ -4,6 +4,12 @@
 //
 //   scalws-sandbox-probe --config FILE [--read PATH] [--write PATH] [--truncate PATH]
 //                        [--exec PATH] [--connect PORT] [--bind PORT] [--fork]
+//                        [--connect-tcp PORT] [--connect-mptcp PORT] [--fastopen PORT]
+//                        [--fcntl getfl|setfl|setown|setown_ex|setsig|setfl_async]
+//
+// --connect opens socket(AF_INET, SOCK_STREAM, 0), --connect-tcp asks for IPPROTO_TCP by
+// name, --connect-mptcp for IPPROTO_MPTCP; --fastopen connects with sendto(MSG_FASTOPEN)
+// instead of connect(). --fcntl runs that command on a fresh socket.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -12,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,8 +38,8 @@ int tryOpen(const std::string& path, int flags) {
   return 0;
 }
 
-int tcpSocket() {
-  return ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+int tcpSocket(int protocol = 0) {
+  return ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, protocol);
 }
 
 sockaddr_in loopback(uint16_t port) {
@@ -43,12 +50,43 @@ sockaddr_in loopback(uint16_t port) {
   return a;
 }
 
-int tryConnect(uint16_t port) {
-  int fd = tcpSocket();
+int tryConnect(uint16_t port, int protocol = 0) {
+  int fd = tcpSocket(protocol);
   if (fd < 0) return errno;
   sockaddr_in a = loopback(port);
   int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
   int err = rc == 0 ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
+// A TCP Fast Open send connects inside sendto(), without calling connect().
+int tryFastOpen(uint16_t port) {
+  int fd = tcpSocket();
+  if (fd < 0) return errno;
+  sockaddr_in a = loopback(port);
+  ssize_t rc =
+      ::sendto(fd, "x", 1, MSG_FASTOPEN | MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  int err = rc >= 0 ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
+int tryFcntl(const std::string& what) {
+  int fd = tcpSocket();
+  if (fd < 0) return errno;
+  int rc = -1;
+  errno = EINVAL;
+  if (what == "getfl") rc = ::fcntl(fd, F_GETFL);
+  if (what == "setfl") rc = ::fcntl(fd, F_SETFL, O_NONBLOCK);
+  if (what == "setfl_async") rc = ::fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC);
+  if (what == "setown") rc = ::fcntl(fd, F_SETOWN, getppid());
+  if (what == "setsig") rc = ::fcntl(fd, F_SETSIG, SIGUSR1);
+  if (what == "setown_ex") {
+    f_owner_ex owner{F_OWNER_PID, getppid()};
+    rc = ::fcntl(fd, F_SETOWN_EX, &owner);
+  }
+  int err = rc >= 0 ? 0 : errno;
   ::close(fd);
   return err;
 }
@@ -112,6 +150,14 @@ int main(int argc, char** argv) {
     if (what == "write") err = tryOpen(arg, O_WRONLY | O_CREAT);
     if (what == "truncate") err = tryOpen(arg, O_WRONLY | O_TRUNC);
     if (what == "connect") err = tryConnect(static_cast<uint16_t>(std::atoi(arg.c_str())));
+    if (what == "connect-tcp") {
+      err = tryConnect(static_cast<uint16_t>(std::atoi(arg.c_str())), IPPROTO_TCP);
+    }
+    if (what == "connect-mptcp") {
+      err = tryConnect(static_cast<uint16_t>(std::atoi(arg.c_str())), IPPROTO_MPTCP);
+    }
+    if (what == "fastopen") err = tryFastOpen(static_cast<uint16_t>(std::atoi(arg.c_str())));
+    if (what == "fcntl") err = tryFcntl(arg);
     if (what == "bind") err = tryBind(static_cast<uint16_t>(std::atoi(arg.c_str())));
     if (what == "fork") err = tryFork();
     if (what == "exec") err = tryExec(arg);

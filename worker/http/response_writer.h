@@ -72,8 +72,9 @@ class ResponseWriter {
   // Request-body flow control for handlers that stream the body on (a BodySink whose
   // consumer is slower than the client). While paused the connection reads no more of the
   // body from the client; bytes it already read are still delivered, so a sink must accept
-  // up to one read buffer more. Unpausing takes effect from the next loop turn; the body
-  // timeout does not run while paused. A no-op for writers that cannot pause.
+  // up to one read buffer more (HTTP/1.1) or the stream's flow-control window (HTTP/2:
+  // the client may send that much before it has to wait). Unpausing takes effect from the next loop
+  // turn; the body timeout does not run while paused. A no-op for writers that cannot pause.
   virtual void setBodyReadPaused(bool paused) noexcept { (void)paused; }
   // Ends a response that cannot be completed after its head went out (the upstream broke
   // mid-body): the connection closes without the final chunk, so the client sees a cut

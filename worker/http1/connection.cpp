@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "worker/config_snapshot.h"
 #include "worker/http/error_response.h"
-#include "worker/http/path_normalizer.h"
+#include "worker/http/request_dispatcher.h"
 #include "worker/http1/response_serializer.h"
 #include "worker/loop/worker_loop.h"
 
@@ -17,36 +17,36 @@ namespace scalws::worker::http1 {
 namespace {
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-constexpr uint64_t kLingerMs = 2000;
 // A client that pipelines requests but does not read the answers gets no more requests
 // parsed once this much output waits for it: memory stays bounded per connection.
 constexpr uint64_t kMaxPendingOutput = 256 * 1024;
-constexpr size_t kLingerMaxBytes = 1 << 20;
 
 }  // namespace
 
+CodecLimits Connection::limitsFor(const common::config::ServerConfig& server) {
+  CodecLimits limits;
+  limits.max_request_line = server.max_request_line;
+  limits.max_header_size = server.max_header_size;
+  limits.max_headers = server.max_headers;
+  return limits;
+}
+
 Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
-    : loop_(loop),
-      transport_(std::move(transport)),
-      peer_(peer),
+    : SocketConnection(loop, std::move(transport), peer),
+      HttpStream(2048),
       snapshot_(loop.snapshot()),
-      codec_(snapshot_->codecLimits(), *this, request_),
-      out_(loop.buffers()) {
-  request_.arena = &arena_;
+      codec_(limitsFor(snapshot_->server()), *this, request_) {
   request_.peer = &peer_;
   request_.loop = &loop_;
-  poll_.data = this;
 }
 
 Connection::~Connection() {
-  loop_.disarmTimeout(*this);
   if (read_buf_) releaseReadBuffer();
 }
 
 bool Connection::start() {
-  if (uv_poll_init(loop_.uv(), &poll_, transport_->fd()) != 0) return false;
+  if (!startPolling()) return false;
   // The first request's head must arrive within header_timeout of the accept.
-  state_ = State::kIdle;
   armTimer(Timer::kHeader);
   updatePoll();
   return true;
@@ -55,7 +55,40 @@ bool Connection::start() {
 void Connection::adoptCurrentSnapshot() {
   if (snapshot_ == loop_.snapshot()) return;
   snapshot_ = loop_.snapshot();
-  codec_.setLimits(snapshot_->codecLimits());
+  codec_.setLimits(limitsFor(snapshot_->server()));
+}
+
+void Connection::moveTo(State next) {
+  using S = State;
+  bool allowed = false;
+  switch (next) {
+    case S::kIdle:
+      allowed = state_ == S::kRequestDone || state_ == S::kIdle;
+      break;
+    case S::kReadingHead:
+      allowed = state_ == S::kIdle;
+      break;
+    case S::kReadingBody:  // a head dispatched, or a paused body resumed
+      allowed = state_ == S::kReadingHead || state_ == S::kIdle || state_ == S::kBodyPaused;
+      break;
+    case S::kBodyPaused:
+      allowed = state_ == S::kReadingBody;
+      break;
+    case S::kRequestDone:  // the body ended, or will not be read (an error, a stop)
+      allowed = state_ != S::kLingering && state_ != S::kClosed;
+      break;
+    case S::kLingering:
+      allowed = state_ == S::kRequestDone;
+      break;
+    case S::kClosed:
+      allowed = state_ != S::kClosed;
+      break;
+  }
+  if (!allowed) {
+    LOG_ERROR("http1 connection: bug: state %d -> %d", static_cast<int>(state_),
+              static_cast<int>(next));
+  }
+  state_ = next;
 }
 
 bool Connection::shouldRead() const {
@@ -66,10 +99,11 @@ bool Connection::shouldRead() const {
       return out_.pendingBytes() <= kMaxPendingOutput;
     case State::kLingering:
       return true;  // (read_eof_ never set while lingering: it drains until EOF)
-    case State::kInRequest:
-      // Pipelined bytes wait in the kernel until this response is done; a paused body
-      // waits there until the handler's consumer caught up.
-      return !request_complete_ && !body_paused_;
+    case State::kReadingBody:
+      return true;
+    case State::kBodyPaused:   // the body waits in the kernel until the handler caught up
+    case State::kRequestDone:  // pipelined bytes wait there until this response is done
+      return false;
     case State::kClosed:
       return false;
   }
@@ -86,56 +120,25 @@ void Connection::updatePoll() {
   if (!out_.empty()) events |= UV_WRITABLE;
   // An asynchronous handler (PHP, the proxy) wants nothing read until it answered; the
   // registration stays unless the client sends meanwhile (poll_interest.h).
-  poll_interest_.want(&poll_, events, &Connection::onPollEvent);
+  watch(events);
 }
 
-void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
-  auto* c = static_cast<Connection*>(handle->data);
+void Connection::onSocketEvent(int status, int events) {
   if (status < 0) {
-    c->close();
+    close();
     return;
   }
-  events = c->poll_interest_.filter(handle, events);
-  if ((events & UV_WRITABLE) != 0) c->onWritable();
-  bool buffered =
-      c->state_ != State::kClosed && c->shouldRead() && c->transport_->hasBufferedInput();
-  if (((events & UV_READABLE) != 0 || buffered) && c->state_ != State::kClosed) c->onReadable();
+  if ((events & UV_WRITABLE) != 0) onWritable();
+  bool buffered = state_ != State::kClosed && shouldRead() && transport_->hasBufferedInput();
+  if (((events & UV_READABLE) != 0 || buffered) && state_ != State::kClosed) onReadable();
 }
 
 void Connection::armTimer(Timer timer) {
-  timer_ = timer;
-  if (timer == Timer::kNone) {
-    loop_.disarmTimeout(*this);
-    return;
-  }
-  const auto& server = snapshot_->server();
-  uint64_t ms = 0;
-  switch (timer) {
-    case Timer::kKeepAlive:
-      ms = server.keepalive_timeout;
-      break;
-    case Timer::kHeader:
-      ms = server.header_timeout;
-      break;
-    case Timer::kBody:
-      ms = server.body_timeout;
-      break;
-    case Timer::kSend:
-      ms = server.send_timeout;
-      break;
-    case Timer::kLinger:
-      ms = kLingerMs;
-      break;
-    case Timer::kNone:
-      break;
-  }
-  loop_.armTimeout(*this, ms);
+  setTimer(timer, snapshot_->server());
 }
 
 void Connection::onTimeout() noexcept {
-  Timer fired = timer_;
-  timer_ = Timer::kNone;
-  switch (fired) {
+  switch (takeFiredTimer()) {
     case Timer::kHeader:
       if (state_ == State::kReadingHead) {
         onCodecError(408, "request head timeout");
@@ -145,7 +148,7 @@ void Connection::onTimeout() noexcept {
       close();  // nothing arrived at all: close quietly
       return;
     case Timer::kBody:
-      if (!response_started_) {
+      if (!responseStarted()) {
         onCodecError(408, "request body timeout");
         process();
         return;
@@ -168,7 +171,7 @@ bool Connection::ensureReadSpace() {
     read_len_ = parse_pos_ = head_start_ = body_start_ = 0;
   }
   if (read_len_ < read_cap_) return true;
-  if (state_ == State::kInRequest && parse_pos_ == read_len_) {
+  if (inRequest() && parse_pos_ == read_len_) {
     // Body bytes already handed over: reuse their room, the head before them stays put.
     read_len_ = parse_pos_ = body_start_;
     if (read_len_ < read_cap_) return true;
@@ -188,8 +191,8 @@ bool Connection::ensureReadSpace() {
     return true;
   }
   // A head that does not fit: grow up to the limits, moving the views with it.
-  const auto& limits = snapshot_->codecLimits();
-  size_t max = limits.max_request_line + limits.max_header_size + 1024;
+  const auto& server = snapshot_->server();
+  size_t max = server.max_request_line + server.max_header_size + 1024;
   if (read_cap_ >= max) return false;
   size_t next = std::min(read_cap_ * 2, max);
   std::unique_ptr<char[]> bigger(new char[next]);
@@ -209,11 +212,7 @@ void Connection::releaseReadBuffer() {
 
 void Connection::onReadable() {
   if (state_ == State::kLingering) {
-    char sink[4096];
-    ssize_t n = transport_->read(sink, sizeof(sink));
-    if (n == 0 || (n < 0 && errno != EAGAIN) || (n > 0 && (read_len_ += n) > kLingerMaxBytes)) {
-      close();
-    }
+    if (!lingerRead()) close();
     return;
   }
   if (!ensureReadSpace()) {
@@ -232,22 +231,21 @@ void Connection::onReadable() {
     // The client finished sending (half-close). What it sent before is still answered:
     // a response in progress, and pipelined requests already in the buffer.
     read_eof_ = true;
-    bool cut_short = (state_ == State::kInRequest && !request_complete_) ||
-                     (state_ == State::kReadingHead && parse_pos_ == read_len_);
+    bool cut_short = readingBody() || (state_ == State::kReadingHead && parse_pos_ == read_len_);
     if (cut_short || (state_ == State::kIdle && parse_pos_ == read_len_ && out_.empty())) {
       close();
       return;
     }
-    close_after_response_ = close_after_response_ || state_ == State::kInRequest;
+    close_after_response_ = close_after_response_ || inRequest();
     updatePoll();
     return;
   }
   read_len_ += static_cast<size_t>(n);
   loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
   if (state_ == State::kIdle) {
-    state_ = State::kReadingHead;
+    moveTo(State::kReadingHead);
     if (requests_served_ > 0) armTimer(Timer::kHeader);
-  } else if (state_ == State::kInRequest && !request_complete_) {
+  } else if (readingBody()) {
     armTimer(Timer::kBody);
   }
   process();
@@ -255,21 +253,21 @@ void Connection::onReadable() {
 
 void Connection::process() {
   in_dispatch_ = true;
-  while (state_ == State::kReadingHead || state_ == State::kInRequest || state_ == State::kIdle) {
-    if (response_done_ && close_after_response_ && !request_complete_) {
+  while (state_ == State::kIdle || state_ == State::kReadingHead || inRequest()) {
+    if (responseFinished() && close_after_response_ && readingBody()) {
       // The connection ends after this response: the rest of the body is not worth
       // parsing, lingering drains it.
-      request_complete_ = true;
+      moveTo(State::kRequestDone);
     }
-    if (request_complete_) {
-      if (!response_done_) break;
+    if (state_ == State::kRequestDone) {
+      if (!responseFinished()) break;
       finishRequest();
       continue;
     }
     if (parse_pos_ == read_len_) break;
     if (out_.pendingBytes() > kMaxPendingOutput) break;  // resumed from flushOutput()
     if (state_ == State::kIdle) {
-      state_ = State::kReadingHead;
+      moveTo(State::kReadingHead);
       armTimer(Timer::kHeader);
     }
     if (codec_.phase() == RequestCodec::Phase::kIdle) head_start_ = parse_pos_;
@@ -277,13 +275,13 @@ void Connection::process() {
         codec_.dispatch(read_buf_.get() + parse_pos_, read_len_ - parse_pos_);
     parse_pos_ += r.consumed;
     if (r.outcome == RequestCodec::Outcome::kNeedMore) {
-      if (response_done_ && close_after_response_) continue;  // no need to wait for a body
+      if (responseFinished() && close_after_response_) continue;  // no need to wait for a body
       break;
     }
-    if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // request_complete_
+    if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // kRequestDone
     if (r.outcome == RequestCodec::Outcome::kStopped) {
       close_after_response_ = true;
-      request_complete_ = true;
+      moveTo(State::kRequestDone);
       continue;
     }
     onCodecError(r.error_status, r.error_reason);
@@ -295,114 +293,64 @@ void Connection::process() {
 }
 
 bool Connection::onRequestHead(Request& request) {
-  state_ = State::kInRequest;
+  moveTo(State::kReadingBody);
   // The head ends somewhere before read_len_; body bytes beyond it may be overwritten once
   // consumed, the head itself must stay (the Request views it).
   body_start_ = read_len_;
   request.id = loop_.nextRequestId();
   request.start_ns = uv_hrtime();
-  response_started_ = response_done_ = request_complete_ = false;
-  body_paused_ = false;
-  status_ = 0;
-  body_bytes_sent_ = 0;
   const auto& server = snapshot_->server();
   close_after_response_ = !request.keep_alive || shutting_down_ || server.keepalive_timeout == 0 ||
                           requests_served_ + 1 >= server.max_requests_per_connection;
-  handler_ = nullptr;
-  in_flight_ = nullptr;
   response_mark_ = out_.mark();
   armTimer(request.has_body ? Timer::kBody : Timer::kNone);
-  dispatchRequest();
+  RequestDispatcher::dispatch(*this, *snapshot_);
+  codec_.setBodyLimit(bodyLimit());
   return true;
 }
 
-void Connection::dispatchRequest() {
-  Request& r = request_;
-  if (r.method == Method::kOptions && r.target == "*") {
-    const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
-    respond(200, allow, {}, BodyLifetime::kStable);
-    return;
+void Connection::onExpectContinue(bool will_read) noexcept {
+  if (will_read) {
+    out_.append(kContinue);
+  } else {
+    // RFC 9110 §10.1.1: we answer without reading the body the client is holding back,
+    // so the connection cannot be reused.
+    close_after_response_ = true;
   }
-  PathNormalization norm = normalizePath(r.raw_path, *r.arena);
-  if (!norm.ok) {
-    sendError(r, *this, 400, {}, true);
-    return;
-  }
-  r.path = norm.path;
-
-  const ConfigSnapshot& snap = *snapshot_;
-  int route = snap.router().match(r);
-  if (route < 0) {
-    codec_.setBodyLimit(snap.server().max_body);
-    sendError(r, *this, 404);
-    return;
-  }
-  r.route = &snap.route(route);
-  uint64_t max_body = snap.maxBody(route);
-  codec_.setBodyLimit(max_body);
-  if (r.has_body && !r.chunked && r.content_length > max_body) {
-    // Refused before the handler runs: it must not answer a request we will not read.
-    sendError(r, *this, 413, {}, true);
-    return;
-  }
-  if (!snap.policyAllows(route, peer_)) {
-    sendError(r, *this, 403);
-    return;
-  }
-  handler_ = snap.handler(route);
-  if (r.expect_continue) {
-    if (handler_->consumesBody()) {
-      out_.append(kContinue);
-    } else {
-      // RFC 9110 §10.1.1: we answer without reading the body the client is holding back,
-      // so the connection cannot be reused.
-      close_after_response_ = true;
-    }
-  }
-  handler_->handle(r, *this);
 }
 
 void Connection::onRequestBody(std::string_view data) {
-  if (BodySink* sink = request_.bodySink(); sink != nullptr && !response_done_) {
-    sink->onBodyData(data);
-  }
+  deliverBody(data);
 }
 
 void Connection::onRequestComplete() {
-  request_complete_ = true;
+  moveTo(State::kRequestDone);
   if (timer_ == Timer::kBody) armTimer(Timer::kNone);
-  if (BodySink* sink = request_.bodySink(); sink != nullptr && !response_done_) {
-    sink->onBodyEnd();
-  }
+  deliverBodyEnd();
 }
 
 void Connection::onCodecError(uint16_t status, const char* reason) {
   LOG_DEBUG("request error %u: %s", status, reason);
-  if (in_flight_ != nullptr) {
-    InFlight* f = in_flight_;
-    in_flight_ = nullptr;
-    f->abort();
-  }
-  if (response_started_) {
+  abortInFlight();
+  if (responseStarted()) {
     // A handler answered before the codec found the request bad (a malformed chunked
     // body, one past max_body). Not a byte of that answer left yet: replace it with the
     // error. Otherwise a finished answer goes out and the connection ends after it; a
     // half-sent one cannot be saved.
     if (!out_.truncate(response_mark_)) {
-      if (response_done_) {
+      if (responseFinished()) {
         close_after_response_ = true;
-        request_complete_ = true;
+        moveTo(State::kRequestDone);
       } else {
         close();
       }
       return;
     }
-    response_started_ = response_done_ = false;
+    rewind();
   }
   // The head may be half-parsed: answer as to a plain GET so nothing stale leaks in.
   request_.resetForReuse();
-  state_ = State::kInRequest;
-  request_complete_ = true;
+  moveTo(State::kRequestDone);
   close_after_response_ = true;
   sendError(request_, *this, status, {}, true);
 }
@@ -414,28 +362,16 @@ void Connection::onResponseDone() {
 }
 
 void Connection::finishRequest() {
-  uint64_t us = (uv_hrtime() - request_.start_ns) / 1000;
-  loop_.counters().countRequest(status_,
-                                handler_ != nullptr
-                                    ? common::metrics::actionFromName(handler_->actionName())
-                                    : common::metrics::Action::kOther,
-                                request_.start_ns != 0 ? us : 0);
-  if (AccessLog* log = loop_.accessLog(); log != nullptr) {
-    log->record(request_, status_, body_bytes_sent_, handler_);
-  }
+  RequestDispatcher::account(*this, loop_);
   ++requests_served_;
-  request_complete_ = false;
-  response_started_ = response_done_ = false;
-  handler_ = nullptr;
-  request_.setBodySink(nullptr);
-  arena_.reset();
+  reset();
   if (close_after_response_) {
-    state_ = State::kLingering;  // becomes real lingering once the output is flushed
+    moveTo(State::kLingering);  // becomes real lingering once the output is flushed
     return;
   }
   codec_.resume();
   adoptCurrentSnapshot();
-  state_ = State::kIdle;
+  moveTo(State::kIdle);
   if (parse_pos_ == read_len_) {
     parse_pos_ = read_len_ = head_start_ = body_start_ = 0;
   }
@@ -444,22 +380,18 @@ void Connection::finishRequest() {
 void Connection::flushOutput() {
   if (state_ == State::kClosed) return;
   if (!out_.empty()) {
-    uint64_t before = out_.pendingBytes();
-    OutputQueue::FlushResult r = out_.flush(*transport_);
-    loop_.counters().bytes_out.add(before - out_.pendingBytes());
-    if (r == OutputQueue::FlushResult::kError) {
+    ByteQueue::FlushResult r = writeOutput();
+    if (r == ByteQueue::FlushResult::kError) {
       close();
       return;
     }
-    if (r == OutputQueue::FlushResult::kBlocked) {
+    if (r == ByteQueue::FlushResult::kBlocked) {
       armTimer(Timer::kSend);
       updatePoll();
       return;
     }
   }
-  if (writable_observer_ != nullptr) {
-    WritableObserver* o = writable_observer_;
-    writable_observer_ = nullptr;
+  if (WritableObserver* o = takeWritableObserver(); o != nullptr) {
     o->onWritable();
     if (state_ == State::kClosed) return;
   }
@@ -495,9 +427,8 @@ void Connection::startLingering() {
     close();  // the client already finished sending: nothing to drain
     return;
   }
-  transport_->shutdownWrite();  // TLS: close_notify first
+  beginLinger();
   releaseReadBuffer();
-  read_len_ = 0;  // counts drained bytes from now on
   armTimer(Timer::kLinger);
   updatePoll();
 }
@@ -517,22 +448,10 @@ void Connection::forceClose() {
 
 void Connection::close() {
   if (state_ == State::kClosed) return;
-  state_ = State::kClosed;
-  if (in_flight_ != nullptr) {
-    InFlight* f = in_flight_;
-    in_flight_ = nullptr;
-    f->abort();
-  }
+  moveTo(State::kClosed);
+  die();
   loop_.disarmTimeout(*this);
-  out_.clear();
-  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &Connection::onPollClosed);
-}
-
-void Connection::onPollClosed(uv_handle_t* handle) {
-  auto* c = static_cast<Connection*>(handle->data);
-  ::close(c->transport_->fd());
-  c->loop_.onConnectionClosed(c);
-  delete c;
+  closeSocket();
 }
 
 }  // namespace scalws::worker::http1

@@ -1,11 +1,12 @@
 // One HTTP/1.1 client connection: reads into a pooled buffer, feeds the RequestCodec,
-// routes each request to its handler, and is the ResponseWriter the handler answers
-// through. Responses leave strictly in request order; pipelined requests already in the
-// buffer are parsed only after the previous response finished.
+// hands each request head to the RequestDispatcher, and is the HttpStream (so the
+// ResponseWriter) the handler answers through. Responses leave strictly in request order;
+// pipelined requests already in the buffer are parsed only after the previous response
+// finished.
 //
 // Lifetime: owned by its WorkerLoop; it is destroyed from the libuv close callback of its
-// poll handle, never inside one of its own callbacks. An asynchronous handler that still
-// holds the writer when the connection dies gets InFlight::abort() first.
+// poll handle (SocketConnection), never inside one of its own callbacks. An asynchronous handler
+// that still holds the writer when the connection dies gets InFlight::abort() first.
 #pragma once
 
 #include <uv.h>
@@ -13,15 +14,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "worker/http/arena.h"
-#include "worker/http/handler.h"
-#include "worker/http/request.h"
-#include "worker/http/response_writer.h"
+#include "common/config/site_config.h"
+#include "worker/http/http_stream.h"
 #include "worker/http1/request_codec.h"
-#include "worker/loop/poll_interest.h"
+#include "worker/loop/socket_connection.h"
 #include "worker/loop/timeout_queue.h"
-#include "worker/net/client_connection.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker {
@@ -31,16 +29,13 @@ class ConfigSnapshot;
 
 namespace scalws::worker::http1 {
 
-class Connection final : public ClientConnection,
+class Connection final : public SocketConnection<Connection>,
                          private RequestCodecCallbacks,
-                         public ResponseWriter,
-                         private TimeoutEntry {
+                         public HttpStream {
  public:
   // Takes the transport (and with it the socket) of an accepted connection.
   Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer);
   ~Connection() override;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
 
   // False when the socket cannot be watched; the caller closes the fd and frees this.
   bool start();
@@ -53,20 +48,31 @@ class Connection final : public ClientConnection,
   void sendFile(const FileSlice& file) noexcept override;
   void finish() noexcept override;
   size_t queuedBytes() const noexcept override { return out_.pendingBytes(); }
-  void notifyWhenWritable(WritableObserver* observer) noexcept override;
-  void setInFlight(InFlight* in_flight) noexcept override { in_flight_ = in_flight; }
   void setBodyReadPaused(bool paused) noexcept override;
   void abortResponse() noexcept override;
 
  private:
-  enum class State {
+  // The connection's one state; moveTo() holds the table of transitions. The response's
+  // own progress (started, finished) is HttpStream's.
+  //
+  //   kIdle ─bytes─► kReadingHead ─head─► kReadingBody ◄─pause/unpause─► kBodyPaused
+  //     ▲                  │                   │                             │
+  //     │                  └─codec error───────┴──body complete─► kRequestDone ◄┘
+  //     └──── response finished, keep-alive ─────────────────────────┘   │
+  //                                  response finished, close ─► kLingering
+  //   any ─close()─► kClosed
+  enum class State : uint8_t {
     kIdle,         // between requests, no bytes of the next one yet
     kReadingHead,  // part of a head has arrived
-    kInRequest,    // head dispatched; body and/or response still in progress
+    kReadingBody,  // head dispatched; its body is still arriving
+    kBodyPaused,   // the handler asked for no more body for now (setBodyReadPaused)
+    kRequestDone,  // the whole request is in (or will not be read): the response ends it
     kLingering,    // final response sent, write side shut; draining what the client sends
     kClosed,       // uv_close issued; waiting for the close callback
   };
-  enum class Timer { kNone, kKeepAlive, kHeader, kBody, kSend, kLinger };
+  // How the response's body is framed (RFC 9112 §6): none (HEAD, 204, 304), as is
+  // (Content-Length or close-delimited), or chunked.
+  enum class BodyFraming : uint8_t { kNone, kPlain, kChunked };
 
   // RequestCodecCallbacks
   bool onRequestHead(Request& request) override;
@@ -74,14 +80,16 @@ class Connection final : public ClientConnection,
   void onRequestComplete() override;
   // TimeoutEntry
   void onTimeout() noexcept override;
+  // HttpStream
+  void onExpectContinue(bool will_read) noexcept override;
 
-  static void onPollEvent(uv_poll_t* handle, int status, int events);
-  static void onPollClosed(uv_handle_t* handle);
+  static CodecLimits limitsFor(const common::config::ServerConfig& server);
+  friend class SocketConnection<Connection>;
+  void onSocketEvent(int status, int events);
 
   void onReadable();
   void onWritable();
   void process();
-  void dispatchRequest();
   void onCodecError(uint16_t status, const char* reason);
   void onResponseDone();
   void finishRequest();
@@ -95,14 +103,14 @@ class Connection final : public ClientConnection,
   void releaseReadBuffer();
   bool shouldRead() const;
   void adoptCurrentSnapshot();
+  void moveTo(State next);
+  bool inRequest() const {
+    return state_ == State::kReadingBody || state_ == State::kBodyPaused ||
+           state_ == State::kRequestDone;
+  }
+  bool readingBody() const { return state_ == State::kReadingBody || state_ == State::kBodyPaused; }
 
-  WorkerLoop& loop_;
-  std::unique_ptr<Transport> transport_;
-  PeerInfo peer_;
-  uv_poll_t poll_{};
-  PollInterest poll_interest_;
   State state_ = State::kIdle;
-  Timer timer_ = Timer::kNone;
   std::shared_ptr<const ConfigSnapshot> snapshot_;
 
   // Reading.
@@ -112,30 +120,19 @@ class Connection final : public ClientConnection,
   size_t parse_pos_ = 0;
   size_t head_start_ = 0;  // where the current message begins in read_buf_
   size_t body_start_ = 0;  // where the current request's body bytes begin in read_buf_
-  Arena arena_;
-  Request request_;
   RequestCodec codec_;
 
-  // The request in progress.
-  Handler* handler_ = nullptr;
-  InFlight* in_flight_ = nullptr;
-  WritableObserver* writable_observer_ = nullptr;
-  bool in_dispatch_ = false;
-  bool body_paused_ = false;
-  bool request_complete_ = false;
-  bool response_started_ = false;
-  bool response_done_ = false;
-  bool response_chunked_ = false;
-  bool response_has_body_ = true;
+  // The request in progress (the response's own state is HttpStream's).
+  BodyFraming framing_ = BodyFraming::kPlain;
+  bool in_dispatch_ = false;  // inside process(): output is flushed once it returns
+  // Why the connection will not be reused: decided per request (Connection: close, the
+  // request limit, an error), by the loop (shutdown), or by the client (it half-closed).
   bool close_after_response_ = false;
   bool shutting_down_ = false;
-  bool read_eof_ = false;  // the client shut its sending side
-  uint16_t status_ = 0;
-  uint64_t body_bytes_sent_ = 0;
+  bool read_eof_ = false;
   uint32_t requests_served_ = 0;
 
-  OutputQueue out_;
-  OutputQueue::Mark response_mark_;  // where the current response starts in out_
+  ByteQueue::Mark response_mark_;  // where the current response starts in out_
 };
 
 }  // namespace scalws::worker::http1

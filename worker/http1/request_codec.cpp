@@ -1,6 +1,7 @@
 #include "worker/http1/request_codec.h"
 
 #include "worker/http/header_field.h"
+#include "worker/http1/parser_error_status.h"
 #include "worker/http1/request_target.h"
 
 namespace scalws::worker::http1 {
@@ -15,33 +16,6 @@ bool hasUpperCase(std::string_view s) {
     if (c >= 'A' && c <= 'Z') return true;
   }
   return false;
-}
-
-// Which transfer codings a request carries; we decode only "chunked" (RFC 9112 §6.1).
-enum class TransferCodings { kChunkedOnly, kChunkedLastWithOthers, kChunkedNotLast };
-
-TransferCodings classifyTransferEncoding(std::span<const HeaderField> headers) {
-  bool chunked_last = false;
-  bool others = false;
-  int chunked_count = 0;
-  for (const HeaderField& h : headers) {
-    if (!equalsIgnoreCase(h.name, "transfer-encoding")) continue;
-    std::string_view list = h.value;
-    while (true) {
-      size_t comma = list.find(',');
-      std::string_view item = trimOws(list.substr(0, comma));
-      if (!item.empty()) {
-        bool chunked = equalsIgnoreCase(item, "chunked");
-        chunked_count += chunked ? 1 : 0;
-        others |= !chunked;
-        chunked_last = chunked;
-      }
-      if (comma == std::string_view::npos) break;
-      list.remove_prefix(comma + 1);
-    }
-  }
-  if (!chunked_last || chunked_count != 1) return TransferCodings::kChunkedNotLast;
-  return others ? TransferCodings::kChunkedLastWithOthers : TransferCodings::kChunkedOnly;
 }
 
 }  // namespace
@@ -71,17 +45,13 @@ RequestCodec::RequestCodec(const CodecLimits& limits, RequestCodecCallbacks& cal
 
 RequestCodec::DispatchResult RequestCodec::dispatch(const char* data, size_t len) {
   DispatchResult result;
-  if (error_status_ != 0) {
-    result.outcome = Outcome::kError;
-    result.error_status = error_status_;
-    result.error_reason = error_reason_;
-    return result;
-  }
+  if (error_status_ != 0) return errorResult(result);
   if (len == 0) return result;
   if (phase_ == Phase::kIdle) {
     phase_ = Phase::kHead;
     head_start_ = data;
   }
+  size_t head_end = scanning_head_ ? len : 0;  // head bytes in this call
   if (scanning_head_) {
     HeadScanner::Result scan = scanner_.feed(data, len);
     switch (scan.verdict) {
@@ -89,6 +59,7 @@ RequestCodec::DispatchResult RequestCodec::dispatch(const char* data, size_t len
         break;
       case HeadScanner::Verdict::kHeadComplete:
         scanning_head_ = false;
+        head_end = scan.consumed;
         break;
       case HeadScanner::Verdict::kBareCr:
         fail(400, "bare CR in request head");
@@ -103,31 +74,85 @@ RequestCodec::DispatchResult RequestCodec::dispatch(const char* data, size_t len
         fail(400, "obsolete line folding in request head");
         break;
     }
-    if (error_status_ != 0) return dispatch(data, 0);
+    if (error_status_ != 0) return errorResult(result);
   }
-
-  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
-  if (err == HPE_OK) {
+  if (undecided_error_ != HPE_OK) {
+    // llhttp already refused the request line; these bytes only help decide the status.
+    decideParserError(data + len);
     result.consumed = len;
+    return error_status_ != 0 ? errorResult(result) : result;
+  }
+  // The head goes to llhttp on its own, so that the body's framing is known (from
+  // completeHead) before any body byte is parsed.
+  if (phase_ == Phase::kHead && !execute(data, 0, head_end, result)) return result;
+  if (head_end == len) return result;
+  if (!chunked_) {
+    execute(data, head_end, len, result);
     return result;
+  }
+  ChunkedBodyScanner::Result frame = chunked_scanner_.feed(data + head_end, len - head_end);
+  if (frame.verdict == ChunkedBodyScanner::Verdict::kError) {
+    // Nothing of the bad framing reaches llhttp: it would have read it more leniently.
+    fail(400, frame.error);
+    result.consumed = head_end;
+    return errorResult(result);
+  }
+  bool complete = frame.verdict == ChunkedBodyScanner::Verdict::kComplete;
+  size_t body_end = complete ? head_end + frame.consumed : len;
+  bool ok = execute(data, head_end, body_end, result);
+  // llhttp must see the body end exactly where the scanner did: a message it ends earlier
+  // or later would leave the two disagreeing on where the next request starts.
+  bool llhttp_complete = !ok && result.outcome == Outcome::kMessageComplete;
+  if (llhttp_complete != complete || (complete && result.consumed != body_end)) {
+    if (result.outcome != Outcome::kError && result.outcome != Outcome::kStopped) {
+      fail(400, "chunked body framing is ambiguous");
+      return errorResult(result);
+    }
+  }
+  return result;
+}
+
+bool RequestCodec::execute(const char* data, size_t from, size_t to, DispatchResult& result) {
+  if (from == to) {
+    result.consumed = to;
+    return true;
+  }
+  llhttp_errno_t err = llhttp_execute(&parser_, data + from, to - from);
+  if (err == HPE_OK) {
+    result.consumed = to;
+    return true;
   }
   const char* pos = llhttp_get_error_pos(&parser_);
-  result.consumed = pos != nullptr ? static_cast<size_t>(pos - data) : len;
+  result.consumed = pos != nullptr ? static_cast<size_t>(pos - data) : to;
   if (err == HPE_PAUSED) {
     result.outcome = stopped_ ? Outcome::kStopped : Outcome::kMessageComplete;
-    return result;
+    return false;
   }
   if (err == HPE_PAUSED_UPGRADE) {
     // Upgrade (h2c, websocket) is not offered: the request was served as a plain one.
     llhttp_resume_after_upgrade(&parser_);
     result.outcome = Outcome::kMessageComplete;
-    return result;
+    return false;
   }
   if (error_status_ == 0) {
-    // The last byte llhttp looked at (it points at the byte it refused); len > 0 here.
-    const char* last = pos != nullptr && pos >= data && pos < data + len ? pos : data + len - 1;
-    fail(statusForParserError(err, last), llhttp_get_error_reason(&parser_));
+    // The last byte llhttp looked at (it points at the byte it refused); to > from here.
+    const char* last =
+        pos != nullptr && pos >= data + from && pos < data + to ? pos : data + to - 1;
+    undecided_error_ = err;
+    error_pos_ = last;
+    decideParserError(data + to);
   }
+  if (error_status_ == 0) {
+    // The request line is refused but its status depends on bytes not received yet.
+    result.outcome = Outcome::kNeedMore;
+    result.consumed = to;
+    return false;
+  }
+  errorResult(result);
+  return false;
+}
+
+RequestCodec::DispatchResult& RequestCodec::errorResult(DispatchResult& result) const {
   result.outcome = Outcome::kError;
   result.error_status = error_status_;
   result.error_reason = error_reason_;
@@ -147,6 +172,7 @@ void RequestCodec::resume() {
   llhttp_resume(&parser_);
   scanner_.reset();
   scanning_head_ = true;
+  chunked_ = false;
   phase_ = Phase::kIdle;
   stopped_ = false;
 }
@@ -156,6 +182,7 @@ void RequestCodec::rebase(const char* old_base, const char* new_base) {
     if (s.data() != nullptr) s = std::string_view(new_base + (s.data() - old_base), s.size());
   };
   if (head_start_ != nullptr) head_start_ = new_base + (head_start_ - old_base);
+  if (error_pos_ != nullptr) error_pos_ = new_base + (error_pos_ - old_base);
   move(method_);
   move(url_);
   for (HeaderField& h : headers_) {
@@ -165,6 +192,7 @@ void RequestCodec::rebase(const char* old_base, const char* new_base) {
 }
 
 int RequestCodec::fail(uint16_t status, const char* reason) {
+  undecided_error_ = HPE_OK;
   if (error_status_ == 0) {
     error_status_ = status;
     error_reason_ = reason;
@@ -172,41 +200,12 @@ int RequestCodec::fail(uint16_t status, const char* reason) {
   return -1;
 }
 
-uint16_t RequestCodec::statusForParserError(llhttp_errno_t err, const char* error_pos) const {
-  switch (err) {
-    case HPE_INVALID_METHOD: {
-      // RFC 9110 §9.1: a well-formed but unknown method is "not implemented"; garbage
-      // where the method should be is a bad request. llhttp stops at the first byte that
-      // no method it knows continues with: token characters up to and including it mean
-      // an unknown method.
-      const char* p = head_start_;
-      while (p < error_pos && (*p == '\r' || *p == '\n')) ++p;
-      if (p == nullptr || p > error_pos) return 400;
-      for (; p <= error_pos; ++p) {
-        if (*p == ' ') return 501;
-        if (!isTokenChar(static_cast<unsigned char>(*p))) return 400;
-      }
-      return 501;
-    }
-    case HPE_INVALID_VERSION: {
-      // RFC 9110 §15.6.6: a well-formed version we do not speak (HTTP/3.0, HTTP/0.9 as
-      // llhttp sees them) is 505; a garbled one is 400. HTTP/1.x minors llhttp refuses
-      // (1.3) stay 400. llhttp stops at the first byte it refuses, which is included.
-      if (head_start_ == nullptr || error_pos < head_start_) return 400;
-      std::string_view line(head_start_, static_cast<size_t>(error_pos - head_start_) + 1);
-      size_t at = line.rfind(" HTTP/");
-      if (at != std::string_view::npos && at + 6 < line.size()) {
-        char major = line[at + 6];
-        if (major >= '0' && major <= '9' && major != '1') return 505;
-      }
-      return 400;
-    }
-    case HPE_INVALID_TRANSFER_ENCODING:
-      return classifyTransferEncoding(headers_) == TransferCodings::kChunkedLastWithOthers ? 501
-                                                                                           : 400;
-    default:
-      return 400;
-  }
+void RequestCodec::decideParserError(const char* available_end) {
+  uint16_t status =
+      statusForParserError(undecided_error_, head_start_, error_pos_, available_end, headers_);
+  if (status == 0) return;
+  fail(status, llhttp_get_error_reason(&parser_));
+  undecided_error_ = HPE_OK;
 }
 
 void RequestCodec::extend(std::string_view& span, const char* at, size_t len) {
@@ -341,8 +340,15 @@ int RequestCodec::completeHead() {
     host = hostWithoutPort(host_header, valid);
     if (!valid) return fail(400, "invalid Host header");
   }
-  // RFC 9112 §3.2.2: the absolute-form's authority wins over the Host header.
-  if (target.form == RequestTarget::Form::kAbsolute) host = target.authority_host;
+  // RFC 9112 §3.2.2: the absolute-form's authority wins over the Host header. Routes
+  // would match one host while a handler (PHP's HTTP_HOST) saw the other, so a request
+  // whose two hosts differ is refused rather than served on either.
+  if (target.form == RequestTarget::Form::kAbsolute) {
+    if (host_count == 1 && !equalsIgnoreCase(host, target.authority_host)) {
+      return fail(400, "Host differs from the request target's authority");
+    }
+    host = target.authority_host;
+  }
   if (hasUpperCase(host)) {
     char* lower = r.arena->allocate(host.size());
     for (size_t i = 0; i < host.size(); ++i) lower[i] = asciiLower(host[i]);
@@ -363,6 +369,8 @@ int RequestCodec::completeHead() {
     }
   }
   r.chunked = (parser_.flags & F_CHUNKED) != 0;
+  chunked_ = r.chunked;
+  chunked_scanner_.reset();
   r.content_length = r.chunked ? 0 : parser_.content_length;
   r.has_body = r.chunked || ((parser_.flags & F_CONTENT_LENGTH) != 0 && parser_.content_length > 0);
   r.keep_alive = r.version == HttpVersion::kHttp11 ? !connection_close

@@ -15,9 +15,13 @@
 #include <vector>
 
 #include "worker/http/request.h"
+#include "worker/http1/chunked_body_scanner.h"
 #include "worker/http1/head_scanner.h"
 
 namespace scalws::worker::http1 {
+
+// RFC 9112 §3 bounds nothing, but no registered method comes close to this.
+inline constexpr size_t kMaxMethodLength = 32;
 
 struct CodecLimits {
   size_t max_request_line = 8 * 1024;
@@ -80,10 +84,14 @@ class RequestCodec {
   static int onChunkExtension(llhttp_t* p, const char* at, size_t len);
   static int onMessageComplete(llhttp_t* p);
 
+  // llhttp over data[from, to): false when `result` is final for this call (paused,
+  // stopped, an error, or a refused request line whose status is still undecided).
+  bool execute(const char* data, size_t from, size_t to, DispatchResult& result);
+  DispatchResult& errorResult(DispatchResult& result) const;
   int fail(uint16_t status, const char* reason);
   int completeHead();
-  // `error_pos`: the last byte llhttp examined, inside the caller's buffer.
-  uint16_t statusForParserError(llhttp_errno_t err, const char* error_pos) const;
+  // Turns llhttp's refusal into a status once the bytes up to `available_end` decide it.
+  void decideParserError(const char* available_end);
   static void extend(std::string_view& span, const char* at, size_t len);
 
   CodecLimits limits_;
@@ -92,12 +100,17 @@ class RequestCodec {
   llhttp_settings_t settings_{};
   llhttp_t parser_{};
   HeadScanner scanner_;
+  ChunkedBodyScanner chunked_scanner_;
   Phase phase_ = Phase::kIdle;
   bool scanning_head_ = true;
+  bool chunked_ = false;  // the current message's body is chunked (known after its head)
   bool last_was_value_ = false;
   bool stopped_ = false;
   uint16_t error_status_ = 0;
   const char* error_reason_ = "";
+  // llhttp refused the request line but the status (400, 501, 505) needs more bytes.
+  llhttp_errno_t undecided_error_ = HPE_OK;
+  const char* error_pos_ = nullptr;
   const char* head_start_ = nullptr;  // first byte of the message in the caller's buffer
   std::string_view method_;
   std::string_view url_;

@@ -25,6 +25,19 @@ bool isHostChar(char c) {
          c == '=';
 }
 
+// RFC 9112 §3.2: the request-target is a URI reference without a fragment, and a URI is
+// ASCII: raw bytes above 0x7F (RFC 3986 §2: percent-encode them) and the "#" that starts a
+// fragment (never sent, RFC 9110 §7.1) make the line invalid. Controls and SP never get
+// here (the head scanner and llhttp refuse them). The other characters RFC 3986 leaves out
+// ("<", "|", "{" ...) are let through, as clients do send them.
+bool hasOnlyTargetBytes(std::string_view target) {
+  for (char ch : target) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c >= 0x7f || c == '#') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string_view hostWithoutPort(std::string_view h, bool& valid) {
@@ -65,7 +78,7 @@ std::string_view hostWithoutPort(std::string_view h, bool& valid) {
 
 bool parseRequestTarget(std::string_view target, Method method, RequestTarget& out) {
   out = RequestTarget();
-  if (target.empty()) return false;
+  if (target.empty() || !hasOnlyTargetBytes(target)) return false;
   if (method == Method::kConnect) {
     out.form = RequestTarget::Form::kAuthority;
     bool valid = false;

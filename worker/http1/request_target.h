@@ -17,7 +17,7 @@ struct RequestTarget {
 };
 
 // False when the target is not valid for the method (e.g. "*" with GET, "example.com:80"
-// without CONNECT, a relative path).
+// without CONNECT, a relative path) or not a URI at all (a "#" fragment, a byte above 0x7F).
 bool parseRequestTarget(std::string_view target, Method method, RequestTarget& out);
 
 // Host header / authority host syntax (RFC 3986 reg-name, IPv4, [IPv6]); returns the host

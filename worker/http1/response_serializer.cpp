@@ -14,18 +14,7 @@ char* put(char* p, std::string_view s) {
 
 }  // namespace
 
-size_t formatDecimal(uint64_t v, char* out) {
-  char tmp[20];
-  size_t n = 0;
-  do {
-    tmp[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  for (size_t i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
-  return n;
-}
-
-void appendResponseHead(OutputQueue& out, const ResponseHead& head, const HeadFraming& framing,
+void appendResponseHead(ByteQueue& out, const ResponseHead& head, const HeadFraming& framing,
                         std::string_view date_line, std::string_view server_line) {
   std::string_view reason = statusReason(head.status);
   size_t size = 9 + 4 + reason.size() + 2 + date_line.size() + server_line.size() + 2;
@@ -71,7 +60,7 @@ void appendResponseHead(OutputQueue& out, const ResponseHead& head, const HeadFr
   out.commit(static_cast<size_t>(p - start));
 }
 
-void appendChunkHeader(OutputQueue& out, uint64_t size) {
+void appendChunkHeader(ByteQueue& out, uint64_t size) {
   static constexpr char kHex[] = "0123456789abcdef";
   char buf[20];
   size_t n = 0;

@@ -1,4 +1,4 @@
-// Renders an HTTP/1.1 response head into an OutputQueue: status line, Date, Server, the
+// Renders an HTTP/1.1 response head into an ByteQueue: status line, Date, Server, the
 // handler's headers, framing (Content-Length or chunked) and Connection, in one block of
 // memory so the head and a small body leave in one writev.
 #pragma once
@@ -7,8 +7,10 @@
 #include <optional>
 #include <string_view>
 
+#include "worker/http/decimal.h"
 #include "worker/http/response_writer.h"
-#include "worker/net/output_queue.h"
+#include "worker/http/status_text.h"
+#include "worker/net/byte_queue.h"
 
 namespace scalws::worker::http1 {
 
@@ -21,16 +23,12 @@ struct HeadFraming {
   bool keep_alive_header = false;  // HTTP/1.0 client asked for keep-alive
 };
 
-// RFC 9110 §6.4.1: 1xx, 204 and 304 responses never carry content.
-inline bool statusHasBody(uint16_t status) {
-  return status >= 200 && status != 204 && status != 304;
-}
+using worker::formatDecimal;
+using worker::statusHasBody;
 
-void appendResponseHead(OutputQueue& out, const ResponseHead& head, const HeadFraming& framing,
+void appendResponseHead(ByteQueue& out, const ResponseHead& head, const HeadFraming& framing,
                         std::string_view date_line, std::string_view server_line);
 // "<hex size>\r\n" for a chunk of `size` bytes.
-void appendChunkHeader(OutputQueue& out, uint64_t size);
-// Decimal digits of `v` into `out` (room for 20); returns how many.
-size_t formatDecimal(uint64_t v, char* out);
+void appendChunkHeader(ByteQueue& out, uint64_t size);
 
 }  // namespace scalws::worker::http1

@@ -6,15 +6,13 @@
 
 #include "common/log.h"
 #include "worker/http/error_response.h"
-#include "worker/http/path_normalizer.h"
+#include "worker/http/request_dispatcher.h"
 #include "worker/loop/worker_loop.h"
 
 namespace scalws::worker::http2 {
 namespace {
 
 constexpr int kReadsPerEvent = 4;  // then let other connections have the loop
-constexpr uint64_t kLingerMs = 2000;
-constexpr size_t kLingerMaxBytes = 1 << 20;
 
 }  // namespace
 
@@ -27,42 +25,35 @@ SessionSettings Connection::settingsFor(const ConfigSnapshot& snapshot) {
 }
 
 Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
-    : loop_(loop),
-      transport_(std::move(transport)),
-      peer_(peer),
+    : SocketConnection(loop, std::move(transport), peer),
       current_{loop.snapshot(), 0},
-      out_(loop.buffers()),
-      session_(*this, settingsFor(*loop.snapshot()), loop.date()),
-      high_water_(settingsFor(*loop.snapshot()).output_high_water) {
-  poll_.data = this;
-}
+      session_(*this, settingsFor(*loop.snapshot()), loop.date(), loop.buffers()),
+      high_water_(settingsFor(*loop.snapshot()).output_high_water) {}
 
-Connection::~Connection() {
-  loop_.disarmTimeout(*this);
-}
+Connection::~Connection() = default;
 
 bool Connection::start() {
   if (!session_.valid()) return false;
-  if (uv_poll_init(loop_.uv(), &poll_, transport_->fd()) != 0) return false;
-  armTimer(Timer::kFirstRequest);
+  if (!startPolling()) return false;
+  armTimer(Timer::kHeader);
   flush();  // the server connection preface: our SETTINGS (RFC 9113 §3.4)
   return true;
 }
 
-void Connection::onPollEvent(uv_poll_t* handle, int status, int events) {
-  auto* c = static_cast<Connection*>(handle->data);
+void Connection::onSocketEvent(int status, int events) {
   if (status < 0) {
-    c->close();
+    close();
     return;
   }
-  if (c->state_ == State::kLingering) {
-    c->onLingerReadable();
+  if (events == 0) return;  // nothing wanted right now (poll_interest.h)
+  if (state_ == State::kLingering) {
+    onLingerReadable();
     return;
   }
-  if ((events & UV_WRITABLE) != 0) c->flush();
-  bool buffered = c->state_ == State::kOpen && c->transport_->hasBufferedInput();
-  if (((events & UV_READABLE) != 0 || buffered) && c->state_ == State::kOpen) c->onReadable();
-  if (c->state_ != State::kClosed) c->session_.collect();
+  if ((events & UV_WRITABLE) != 0) flush();
+  bool buffered = state_ == State::kOpen && transport_->hasBufferedInput();
+  if (((events & UV_READABLE) != 0 || buffered) && state_ == State::kOpen) onReadable();
+  if (state_ != State::kClosed) session_.collect();
 }
 
 void Connection::onReadable() {
@@ -102,14 +93,13 @@ void Connection::flush() {
     }
     if (out_.empty()) break;
     uint64_t before = out_.pendingBytes();
-    OutputQueue::FlushResult r = out_.flush(*transport_);
-    loop_.counters().bytes_out.add(before - out_.pendingBytes());
+    ByteQueue::FlushResult r = writeOutput();
     if (out_.pendingBytes() < before) wrote_ = true;
-    if (r == OutputQueue::FlushResult::kError) {
+    if (r == ByteQueue::FlushResult::kError) {
       close();
       return;
     }
-    if (r == OutputQueue::FlushResult::kBlocked || !session_.wantsWrite()) break;
+    if (r == ByteQueue::FlushResult::kBlocked || !session_.wantsWrite()) break;
   }
   afterOutput();
 }
@@ -143,13 +133,7 @@ void Connection::updatePoll() {
     // wakes us at once to read them.
     if (read && transport_->hasBufferedInput()) events |= UV_WRITABLE;
   }
-  if (events == poll_events_) return;
-  poll_events_ = events;
-  if (events == 0) {
-    uv_poll_stop(&poll_);
-  } else {
-    uv_poll_start(&poll_, events, &Connection::onPollEvent);
-  }
+  watch(events);
 }
 
 void Connection::updateTimer() {
@@ -157,7 +141,7 @@ void Connection::updateTimer() {
   if (!out_.empty() || session_.hasBlockedData()) {
     want = Timer::kSend;
   } else if (session_.activeStreams() == 0) {
-    want = served_any_ ? Timer::kIdle : Timer::kFirstRequest;
+    want = served_any_ ? Timer::kKeepAlive : Timer::kHeader;
   } else if (session_.awaitsRequestBody()) {
     want = Timer::kBody;
   } else {
@@ -169,38 +153,13 @@ void Connection::updateTimer() {
 }
 
 void Connection::armTimer(Timer timer) {
-  timer_ = timer;
-  const auto& server = current_.snapshot->server();
-  uint64_t ms = 0;
-  switch (timer) {
-    case Timer::kNone:
-      loop_.disarmTimeout(*this);
-      return;
-    case Timer::kFirstRequest:
-      ms = server.header_timeout;
-      break;
-    case Timer::kIdle:
-      ms = server.keepalive_timeout;
-      break;
-    case Timer::kBody:
-      ms = server.body_timeout;
-      break;
-    case Timer::kSend:
-      ms = server.send_timeout;
-      break;
-    case Timer::kLinger:
-      ms = kLingerMs;
-      break;
-  }
-  loop_.armTimeout(*this, ms);
+  setTimer(timer, current_.snapshot->server());
 }
 
 void Connection::onTimeout() noexcept {
-  Timer fired = timer_;
-  timer_ = Timer::kNone;
-  switch (fired) {
-    case Timer::kFirstRequest:
-    case Timer::kIdle:
+  switch (takeFiredTimer()) {
+    case Timer::kHeader:
+    case Timer::kKeepAlive:
       // Nothing open: say goodbye properly (GOAWAY NO_ERROR), then close.
       session_.shutdown();
       flush();
@@ -246,67 +205,15 @@ void Connection::onRequest(Stream& stream) noexcept {
   stream.snapshot = &snap;
   stream.server_header = snap.server().server_header;
   stream.alt_svc = snap.altSvc(peer_);
-  stream.setBodyLimit(snap.server().max_body);
   if (stream.requestError() != 0) {
     sendError(r, stream, stream.requestError());
     return;
   }
-  routeRequest(stream, snap);
-}
-
-void Connection::routeRequest(Stream& stream, const ConfigSnapshot& snap) {
-  Request& r = stream.request();
-  if (r.method == Method::kOptions && r.target == "*") {
-    const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
-    stream.respond(200, allow, {}, BodyLifetime::kStable);
-    return;
-  }
-  PathNormalization norm = normalizePath(r.raw_path, *r.arena);
-  if (!norm.ok) {
-    sendError(r, stream, 400);
-    return;
-  }
-  r.path = norm.path;
-  int route = snap.router().match(r);
-  if (route < 0) {
-    sendError(r, stream, 404);
-    return;
-  }
-  r.route = &snap.route(route);
-  stream.setBodyLimit(snap.maxBody(route));
-  if (r.has_body && r.content_length > snap.maxBody(route)) {
-    sendError(r, stream, 413);
-    return;
-  }
-  if (!snap.policyAllows(route, peer_)) {
-    sendError(r, stream, 403);
-    return;
-  }
-  Handler* handler = snap.handler(route);
-  stream.handler = handler;
-  if (r.expect_continue && handler->consumesBody()) {
-    // RFC 9110 §10.1.1: an interim 100 lets the client send the body it holds back.
-    const nghttp2_nv kContinue[] = {
-        {const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(":status")),
-         const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>("100")), 7, 3,
-         NGHTTP2_NV_FLAG_NONE}};
-    nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, stream.id(), nullptr, kContinue, 1,
-                           nullptr);
-  }
-  handler->handle(r, stream);
+  RequestDispatcher::dispatch(stream, snap);
 }
 
 void Connection::onResponseFinished(Stream& stream) noexcept {
-  const Request& r = stream.request();
-  uint64_t us = r.start_ns != 0 ? (uv_hrtime() - r.start_ns) / 1000 : 0;
-  loop_.counters().countRequest(stream.status(),
-                                stream.handler != nullptr
-                                    ? common::metrics::actionFromName(stream.handler->actionName())
-                                    : common::metrics::Action::kOther,
-                                us);
-  if (AccessLog* log = loop_.accessLog(); log != nullptr) {
-    log->record(stream.request(), stream.status(), stream.bodyBytesSent(), stream.handler);
-  }
+  RequestDispatcher::account(stream, loop_);
 }
 
 void Connection::onStreamClosed(Stream& stream) noexcept {
@@ -333,19 +240,13 @@ void Connection::startLingering() {
   // moment, so our last frames (a GOAWAY) are not destroyed by a reset.
   state_ = State::kLingering;
   session_.abortAll();
-  transport_->shutdownWrite();
-  linger_bytes_ = 0;
+  beginLinger();
   armTimer(Timer::kLinger);
   updatePoll();
 }
 
 void Connection::onLingerReadable() {
-  char sink[4096];
-  ssize_t n = transport_->read(sink, sizeof(sink));
-  if (n == 0 || (n < 0 && errno != EAGAIN) ||
-      (n > 0 && (linger_bytes_ += static_cast<size_t>(n)) > kLingerMaxBytes)) {
-    close();
-  }
+  if (!lingerRead()) close();
 }
 
 void Connection::beginShutdown() {
@@ -363,15 +264,7 @@ void Connection::close() {
   state_ = State::kClosed;
   session_.abortAll();
   loop_.disarmTimeout(*this);
-  out_.clear();
-  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &Connection::onPollClosed);
-}
-
-void Connection::onPollClosed(uv_handle_t* handle) {
-  auto* c = static_cast<Connection*>(handle->data);
-  ::close(c->transport_->fd());
-  c->loop_.onConnectionClosed(c);
-  delete c;
+  closeSocket();
 }
 
 }  // namespace scalws::worker::http2

@@ -1,8 +1,7 @@
 // One HTTP/2 client connection (over TLS after ALPN "h2", or h2c with prior knowledge):
-// reads into a pooled buffer and feeds the Session, routes each stream's request to its
-// handler exactly as HTTP/1 does (normalized path, router, policy; errors through
-// sendError), and writes what the session serialises through an OutputQueue and the
-// Transport. The access log gets one line per stream.
+// reads into a pooled buffer and feeds the Session, hands each stream's request to the
+// RequestDispatcher exactly as HTTP/1 does, and writes what the session serialises through an
+// ByteQueue and the Transport. The access log gets one line per stream.
 //
 // Timeouts (the server's, as for HTTP/1): header_timeout until the first request,
 // keepalive_timeout once no stream is open (then GOAWAY), body_timeout while a routed
@@ -14,7 +13,8 @@
 // Reload: streams finish on the snapshot they started on; new streams move to the loop's
 // current one (two snapshots at most are held at a time).
 //
-// Lifetime: owned by its WorkerLoop; destroyed in the close callback of its poll handle.
+// Lifetime: owned by its WorkerLoop; destroyed in the close callback of its poll handle
+// (SocketConnection).
 // Streams still answering when it dies get InFlight::abort() first.
 #pragma once
 
@@ -25,9 +25,9 @@
 #include "worker/config_snapshot.h"
 #include "worker/http/request.h"
 #include "worker/http2/session.h"
+#include "worker/loop/socket_connection.h"
 #include "worker/loop/timeout_queue.h"
-#include "worker/net/client_connection.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker {
@@ -36,12 +36,10 @@ class WorkerLoop;
 
 namespace scalws::worker::http2 {
 
-class Connection final : public ClientConnection, private SessionOwner, private TimeoutEntry {
+class Connection final : public SocketConnection<Connection>, private SessionOwner {
  public:
   Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer);
   ~Connection() override;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
 
   // False when the socket cannot be watched or nghttp2 cannot start; the caller closes
   // the fd and frees this.
@@ -53,7 +51,6 @@ class Connection final : public ClientConnection, private SessionOwner, private 
 
  private:
   enum class State { kOpen, kLingering, kClosed };
-  enum class Timer { kNone, kFirstRequest, kIdle, kBody, kSend, kLinger };
   struct SnapshotRef {
     std::shared_ptr<const ConfigSnapshot> snapshot;
     uint32_t streams = 0;
@@ -68,8 +65,8 @@ class Connection final : public ClientConnection, private SessionOwner, private 
   // TimeoutEntry
   void onTimeout() noexcept override;
 
-  static void onPollEvent(uv_poll_t* handle, int status, int events);
-  static void onPollClosed(uv_handle_t* handle);
+  friend class SocketConnection<Connection>;
+  void onSocketEvent(int status, int events);
 
   void onReadable();
   void onLingerReadable();
@@ -78,21 +75,13 @@ class Connection final : public ClientConnection, private SessionOwner, private 
   void updatePoll();
   void updateTimer();
   void armTimer(Timer timer);
-  void routeRequest(Stream& stream, const ConfigSnapshot& snapshot);
   const ConfigSnapshot& snapshotForNewStream();
   void startLingering();
   void close();
 
-  WorkerLoop& loop_;
-  std::unique_ptr<Transport> transport_;
-  PeerInfo peer_;
-  uv_poll_t poll_{};
-  int poll_events_ = 0;
   State state_ = State::kOpen;
-  Timer timer_ = Timer::kNone;
   SnapshotRef current_;
   SnapshotRef previous_;
-  OutputQueue out_;
   Session session_;
   size_t high_water_;
   bool in_event_ = false;
@@ -100,7 +89,6 @@ class Connection final : public ClientConnection, private SessionOwner, private 
   bool wrote_ = false;     // output made progress since the timer was last set
   bool received_ = false;  // body bytes arrived since the timer was last set
   uint64_t data_sent_mark_ = 0;
-  size_t linger_bytes_ = 0;
 };
 
 }  // namespace scalws::worker::http2

@@ -21,8 +21,9 @@ Session& self(void* p) {
 
 }  // namespace
 
-Session::Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date)
-    : owner_(owner), settings_(settings), date_(date), flood_(settings.flood) {
+Session::Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date,
+                 BufferPool& pool)
+    : owner_(owner), settings_(settings), date_(date), pool_(pool), flood_(settings.flood) {
   nghttp2_session_callbacks* cb = nullptr;
   if (nghttp2_session_callbacks_new(&cb) != 0) return;
   nghttp2_session_callbacks_set_send_callback(cb, &Session::onSend);
@@ -43,6 +44,9 @@ Session::Session(SessionOwner& owner, const SessionSettings& settings, common::D
     return;
   }
   nghttp2_option_set_no_closed_streams(opt, 1);
+  // Request bodies are consumed as handlers take them (Stream::consumeBody), so a handler
+  // that pauses its body stops the client at its flow-control window.
+  nghttp2_option_set_no_auto_window_update(opt, 1);
   nghttp2_option_set_max_continuations(opt, kMaxContinuations);
   nghttp2_option_set_max_outbound_ack(opt, kMaxOutboundAcks);
   // Our own FloodGuard counts resets first; nghttp2's bucket stays as a looser backstop.
@@ -122,8 +126,38 @@ void Session::collect() {
 bool Session::receive(const char* data, size_t len, uint64_t now_ms) {
   if (failed_) return false;
   now_ms_ = now_ms;
+  // The FrameChecker sees the bytes first; nghttp2 gets them up to each frame it objects
+  // to, so the finding is acted on in the stream's order.
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data);
+  size_t fed = 0;
+  size_t scanned = 0;
+  while (scanned < len) {
+    FrameChecker::Result check = checker_.scan(bytes + scanned, len - scanned);
+    size_t act_at = scanned + check.act_at;
+    scanned += check.scanned;
+    if (check.finding.action == FrameChecker::Action::kNone) break;
+    if (!feed(bytes + fed, act_at - fed)) return false;
+    fed = act_at;
+    if (!nghttp2_session_want_read(session_)) break;  // nghttp2 is ending the connection
+    const FrameChecker::Finding& f = check.finding;
+    LOG_DEBUG("HTTP/2 stream %d: %s", f.stream_id, f.why);
+    if (f.action == FrameChecker::Action::kCloseConnection) {
+      terminate(f.error_code);
+      return false;
+    }
+    // A stream nghttp2 still has open is nghttp2's to judge (it answers itself).
+    if (nghttp2_session_find_stream(session_, f.stream_id) == nullptr) {
+      nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, f.stream_id, f.error_code);
+    }
+  }
+  return feed(bytes + fed, len - fed);
+}
+
+bool Session::feed(const uint8_t* data, size_t len) {
+  if (failed_) return false;
+  if (len == 0) return true;
   in_receive_ = true;
-  ssize_t rv = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(data), len);
+  ssize_t rv = nghttp2_session_mem_recv(session_, data, len);
   in_receive_ = false;
   collect();
   if (rv < 0) {
@@ -145,7 +179,7 @@ bool Session::receive(const char* data, size_t len, uint64_t now_ms) {
   return !failed_;
 }
 
-bool Session::send(OutputQueue& out) {
+bool Session::send(ByteQueue& out) {
   if (failed_ && goaway_error_ == 0) return false;
   if (sending_) {
     resend_ = true;
@@ -174,10 +208,8 @@ void Session::notifyWritable() {
   std::vector<Stream*> ready;
   ready.swap(writable_);
   for (Stream* s : ready) {
-    if (s->closed_ || s->writable_observer_ == nullptr || !s->body_.empty()) continue;
-    WritableObserver* o = s->writable_observer_;
-    s->writable_observer_ = nullptr;
-    o->onWritable();
+    if (s->closed() || s->writableObserver() == nullptr || !s->body_.empty()) continue;
+    s->takeWritableObserver()->onWritable();
   }
   if (writable_.empty()) writable_.swap(ready);  // keep the capacity
   writable_.clear();
@@ -213,27 +245,31 @@ bool Session::overFlood(bool allowed) {
 
 bool Session::hasBlockedData() const {
   for (Stream* s = active_; s != nullptr; s = s->next_) {
-    if (s->has_body_ && (!s->body_.empty() || (s->finished_ && !s->closed_))) return true;
+    if (s->data_ != Stream::DataState::kNone && (!s->body_.empty() || s->responseFinished())) {
+      return true;
+    }
   }
   return false;
 }
 
 bool Session::awaitsRequestBody() const {
   for (Stream* s = active_; s != nullptr; s = s->next_) {
-    if (s->dispatched_ && !s->request_complete_) return true;
+    // A paused body is held back by us, not by the client: no body timeout for it.
+    if (s->request_state_ == Stream::RequestState::kBody) return true;
   }
   return false;
 }
 
 void Session::abortAll() {
-  for (Stream* s = active_; s != nullptr; s = s->next_) {
-    if (s->in_flight_ != nullptr) {
-      InFlight* f = s->in_flight_;
-      s->in_flight_ = nullptr;
-      f->abort();
-    }
-    s->closed_ = true;
-  }
+  for (Stream* s = active_; s != nullptr; s = s->next_) s->close();
+}
+
+void Session::consume(int32_t stream_id, uint64_t n) {
+  if (n == 0) return;
+  // Counts for the connection and, while it is open, the stream; nghttp2 queues a
+  // WINDOW_UPDATE once half a window was consumed.
+  int rv = nghttp2_session_consume(session_, stream_id, n);
+  if (rv != 0) LOG_DEBUG("HTTP/2 consume: %s", nghttp2_strerror(rv));
 }
 
 void Session::streamOutputChanged() {
@@ -256,16 +292,16 @@ ssize_t Session::onReadData(nghttp2_session*, int32_t, uint8_t*, size_t len, uin
 
 int Session::readData(Stream& s, size_t max, uint32_t* flags) {
   if (s.body_.empty()) {
-    if (s.finished_) {
+    if (s.responseFinished()) {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
       return 0;
     }
-    s.deferred_ = true;  // resumed by the next sendBody/sendFile/finish
+    s.data_ = Stream::DataState::kDeferred;  // resumed by the next sendBody/sendFile/finish
     return NGHTTP2_ERR_DEFERRED;
   }
   uint64_t n = std::min<uint64_t>(s.body_.size(), max);
   *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-  if (n == s.body_.size() && s.finished_) *flags |= NGHTTP2_DATA_FLAG_EOF;
+  if (n == s.body_.size() && s.responseFinished()) *flags |= NGHTTP2_DATA_FLAG_EOF;
   return static_cast<int>(n);
 }
 
@@ -279,27 +315,27 @@ ssize_t Session::onSend(nghttp2_session*, const uint8_t* data, size_t len, int, 
 int Session::onSendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* header, size_t len,
                         nghttp2_data_source* source, void* p) {
   Session& s = self(p);
-  OutputQueue& out = *s.out_;
+  ByteQueue& out = *s.out_;
   if (out.pendingBytes() >= s.settings_.output_high_water) return NGHTTP2_ERR_WOULDBLOCK;
   Stream& stream = *static_cast<Stream*>(source->ptr);
   (void)frame;  // we never pad (no padding callback), so frame->data.padlen is 0
   out.append(std::string_view(reinterpret_cast<const char*>(header), 9));
   uint64_t left = len;
   while (left > 0) {
-    const BodyQueue::Segment& seg = stream.body_.front();
+    const ByteQueue::Segment& seg = stream.body_.front();
     uint64_t take = std::min(left, seg.length);
     switch (seg.kind) {
-      case BodyQueue::Kind::kOwned:
-        out.append(std::string_view(stream.body_.ownedData(seg), take));
+      case ByteQueue::Kind::kOwned:
+        out.append(std::string_view(seg.data, take));
         break;
-      case BodyQueue::Kind::kStable:
+      case ByteQueue::Kind::kStable:
         if (take > 1024) {
           out.appendStable(std::string_view(seg.data, take));
         } else {
           out.append(std::string_view(seg.data, take));
         }
         break;
-      case BodyQueue::Kind::kFile: {
+      case ByteQueue::Kind::kFile: {
         // Read this frame's share of the file now: the whole file is never in memory,
         // and under TLS it would be read to be encrypted anyway.
         char* dst = out.reserve(take);
@@ -324,7 +360,7 @@ int Session::onSendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* h
     left -= take;
   }
   s.data_bytes_sent_ += len;
-  if (stream.body_.empty() && stream.writable_observer_ != nullptr) s.writable_.push_back(&stream);
+  if (stream.body_.empty() && stream.writableObserver() != nullptr) s.writable_.push_back(&stream);
   return 0;
 }
 
@@ -376,11 +412,10 @@ int Session::onFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* p) 
   switch (frame->hd.type) {
     case NGHTTP2_HEADERS: {
       Stream* stream = s.streamFor(frame->hd.stream_id);
-      if (stream == nullptr || stream->closed_) return 0;
+      if (stream == nullptr || stream->closed()) return 0;
       bool end_stream = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
       if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
         stream->finishHead(end_stream);
-        stream->dispatched_ = true;
         s.owner_.onRequest(*stream);
       } else if (end_stream) {
         stream->onBodyEnd();  // trailers end the body
@@ -389,7 +424,7 @@ int Session::onFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* p) 
     }
     case NGHTTP2_DATA: {
       Stream* stream = s.streamFor(frame->hd.stream_id);
-      if (stream != nullptr && !stream->closed_ &&
+      if (stream != nullptr && !stream->closed() &&
           (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
         stream->onBodyEnd();
       }
@@ -411,7 +446,11 @@ int Session::onDataChunk(nghttp2_session*, uint8_t, int32_t stream_id, const uin
                          size_t len, void* p) {
   Session& s = self(p);
   Stream* stream = s.streamFor(stream_id);
-  if (stream == nullptr || stream->closed_ || !stream->dispatched_ || s.failed_) return 0;
+  if (stream == nullptr || stream->closed() || s.failed_ ||
+      stream->request_state_ == Stream::RequestState::kHead) {
+    s.consume(stream_id, len);  // dropped, so consumed at once
+    return 0;
+  }
   stream->onBodyData(std::string_view(reinterpret_cast<const char*>(data), len));
   return 0;
 }
@@ -421,15 +460,8 @@ int Session::onStreamClose(nghttp2_session*, int32_t stream_id, uint32_t error_c
   Stream* stream = s.streamFor(stream_id);
   if (stream == nullptr) return 0;
   (void)error_code;
-  stream->closed_ = true;
-  if (!stream->finished_ && stream->in_flight_ != nullptr) {
-    // A reset before our response ended: the handler learns it before the request goes.
-    InFlight* f = stream->in_flight_;
-    stream->in_flight_ = nullptr;
-    f->abort();
-  }
-  stream->writable_observer_ = nullptr;
-  stream->body_.clear();
+  // A reset before our response ended: the handler learns it before the request goes.
+  stream->close();
   s.unlink(s.active_, stream);
   --s.active_count_;
   s.link(s.closed_, stream);

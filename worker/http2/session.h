@@ -5,7 +5,9 @@
 // went away. That is what lets the unit tests and the fuzz target drive it with bytes.
 //
 // Settings sent (RFC 9113 §6.5.2): 128 concurrent streams, a 256 KiB stream window and a
-// 1 MiB connection window for request bodies (window updates as bytes arrive), a header
+// 1 MiB connection window for request bodies (window updates as handlers take the bytes:
+// a paused body holds at most its stream window, all paused bodies of a connection
+// together at most the connection window), a header
 // list limit of the server's max_header_size, no RFC 7540 priorities (RFC 9218 instead).
 //
 // Defences: nghttp2 validates frames and HTTP semantics and answers protocol errors with
@@ -13,6 +15,8 @@
 // (CVE-2024-27316 class); a decoded header list past max_header_size gets 431, past 4× it
 // (an HPACK bomb) the connection ends; FloodGuard limits resets, SETTINGS/PING and empty
 // frames (GOAWAY ENHANCE_YOUR_CALM); at most 64 unanswered SETTINGS/PING acks queue.
+// FrameChecker enforces the stream-state and PRIORITY rules nghttp2 leaves to us (frames
+// on closed streams, stream ids going back, self-dependent or stream-0 PRIORITY).
 //
 // Streams closed during a receive() or send() are recycled by collect(), which the owner
 // calls where no stream method can be on the stack (receive() calls it itself).
@@ -27,8 +31,9 @@
 
 #include "common/http_date.h"
 #include "worker/http2/flood_guard.h"
+#include "worker/http2/frame_checker.h"
 #include "worker/http2/stream.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 
 namespace scalws::worker::http2 {
 
@@ -63,7 +68,9 @@ class SessionOwner {
 
 class Session {
  public:
-  Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date);
+  // `pool`: the loop's blocks, for the streams' response bodies.
+  Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date,
+          BufferPool& pool);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -76,7 +83,7 @@ class Session {
   bool receive(const char* data, size_t len, uint64_t now_ms);
   // Appends ready frames to `out` until nothing is ready or `out` holds the high-water
   // mark. False on a fatal error.
-  bool send(OutputQueue& out);
+  bool send(ByteQueue& out);
 
   // nghttp2's view: false for both once a GOAWAY went out and no stream is left.
   bool wantsRead() const;
@@ -106,6 +113,8 @@ class Session {
   nghttp2_session* raw() { return session_; }
   void streamOutputChanged();
   void streamFinished(Stream& stream);
+  // Request body bytes of `stream_id` taken: their window may reopen.
+  void consume(int32_t stream_id, uint64_t n);
 
  private:
   static ssize_t onReadData(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t len,
@@ -132,15 +141,19 @@ class Session {
   void unlink(Stream*& list, Stream* s);
   int readData(Stream& stream, size_t max, uint32_t* flags);
   bool overFlood(bool allowed);
+  // nghttp2_session_mem_recv and its error handling; false once the session failed.
+  bool feed(const uint8_t* data, size_t len);
   void notifyWritable();
 
   SessionOwner& owner_;
   SessionSettings settings_;
   common::DateCache& date_;
+  BufferPool& pool_;
   nghttp2_session* session_ = nullptr;
   FloodGuard flood_;
+  FrameChecker checker_;
   uint64_t now_ms_ = 0;
-  OutputQueue* out_ = nullptr;  // during send()
+  ByteQueue* out_ = nullptr;  // during send()
   bool in_receive_ = false;
   bool sending_ = false;
   bool resend_ = false;

@@ -2,9 +2,10 @@
 
 #include <cstring>
 
+#include "worker/http/decimal.h"
 #include "worker/http/method.h"
+#include "worker/http/status_text.h"
 #include "worker/http1/request_target.h"
-#include "worker/http1/response_serializer.h"
 #include "worker/http2/session.h"
 
 namespace scalws::worker::http2 {
@@ -30,10 +31,21 @@ bool hasUpperCase(std::string_view s) {
   return false;
 }
 
+// The same host (case-insensitive) and, where both name one, the same port.
+bool sameAuthority(std::string_view a, std::string_view b) {
+  bool valid_a = false;
+  bool valid_b = false;
+  std::string_view host_a = http1::hostWithoutPort(a, valid_a);  // a prefix of `a`
+  std::string_view host_b = http1::hostWithoutPort(b, valid_b);
+  if (!valid_a || !valid_b || !equalsIgnoreCase(host_a, host_b)) return false;
+  std::string_view port_a = a.substr(host_a.size());  // ":8443" or empty
+  std::string_view port_b = b.substr(host_b.size());
+  return port_a.empty() || port_b.empty() || port_a == port_b;
+}
+
 }  // namespace
 
-Stream::Stream(Session& session) : session_(session), arena_(1024) {
-  request_.arena = &arena_;
+Stream::Stream(Session& session) : HttpStream(1024), session_(session), body_(session.pool_) {
   headers_.reserve(16);
   held_.reserve(32);
   nva_.reserve(12);
@@ -47,24 +59,18 @@ void Stream::recycle() {
   for (nghttp2_rcbuf* b : held_) nghttp2_rcbuf_decref(b);
   held_.clear();
   body_.clear();
-  arena_.reset();
+  reset();
   request_.resetForReuse();
-  request_.setBodySink(nullptr);
   headers_.clear();
   nva_.clear();
   method_ = path_ = authority_ = {};
   header_bytes_ = 0;
   header_count_ = 0;
   request_error_ = 0;
-  dispatched_ = request_complete_ = false;
+  request_state_ = RequestState::kHead;
   body_received_ = 0;
-  body_limit_ = UINT64_MAX;
-  response_started_ = has_body_ = deferred_ = finished_ = closed_ = false;
-  status_ = 0;
-  body_bytes_ = 0;
-  in_flight_ = nullptr;
-  writable_observer_ = nullptr;
-  handler = nullptr;
+  unconsumed_ = 0;
+  data_ = DataState::kNone;
   snapshot = nullptr;
   server_header = {};
   alt_svc = {};
@@ -108,7 +114,6 @@ void Stream::addHeader(nghttp2_rcbuf* name_buf, nghttp2_rcbuf* value_buf) {
 
 void Stream::finishHead(bool end_stream) {
   Request& r = request_;
-  request_complete_ = end_stream;
   r.version = HttpVersion::kHttp2;
   r.keep_alive = true;
   r.method_name = method_;
@@ -152,7 +157,15 @@ void Stream::finishHead(bool end_stream) {
   }
   if (!authority_.empty()) {
     bool has_host = false;
-    for (const HeaderField& h : headers_) has_host = has_host || h.name == "host";
+    for (const HeaderField& h : headers_) {
+      if (h.name != "host") continue;
+      has_host = true;
+      // RFC 9113 §8.3.1: "A server SHOULD treat a request as malformed if it contains a
+      // Host header field that identifies an entity that differs from the entity in the
+      // :authority pseudo-header field." Routes match :authority while PHP would see the
+      // Host: refuse rather than serve one host's route under another's name.
+      if (!sameAuthority(h.value, authority_) && request_error_ == 0) request_error_ = 400;
+    }
     // What HTTP/1.1 handlers and FastCGI (HTTP_HOST, which PHP apps build URLs from) expect;
     // nginx does the same for its HTTP/2 requests.
     if (!has_host) headers_.insert(headers_.begin(), HeaderField{"host", authority_});
@@ -176,31 +189,73 @@ void Stream::finishHead(bool end_stream) {
   std::string_view length = r.header("content-length");
   for (char c : length) r.content_length = r.content_length * 10 + static_cast<uint64_t>(c - '0');
   r.expect_continue = equalsIgnoreCase(r.header("expect"), "100-continue");
+  request_state_ = end_stream ? RequestState::kComplete : RequestState::kBody;
 }
 
 void Stream::onBodyData(std::string_view data) {
+  consumeBody(data.size());  // before the sink runs: it may unpause (or pause) the stream
   body_received_ += data.size();
-  if (body_received_ > body_limit_) {
-    if (!response_started_ && dispatched_) {
+  if (body_received_ > bodyLimit()) {
+    if (!responseStarted()) {
       // The handler has not answered yet: it will not get a body that big.
-      if (in_flight_ != nullptr) {
-        InFlight* f = in_flight_;
-        in_flight_ = nullptr;
-        f->abort();
-      }
+      abortInFlight();
       request_.setBodySink(nullptr);
       session_.owner_.onBodyTooLarge(*this);
     }
     return;
   }
-  if (BodySink* sink = request_.bodySink(); sink != nullptr && !finished_) {
-    sink->onBodyData(data);
-  }
+  deliverBody(data);
 }
 
 void Stream::onBodyEnd() {
-  request_complete_ = true;
-  if (BodySink* sink = request_.bodySink(); sink != nullptr && !finished_) sink->onBodyEnd();
+  request_state_ = RequestState::kComplete;  // bytes held back stay so until unpaused
+  deliverBodyEnd();
+}
+
+void Stream::consumeBody(uint64_t n) {
+  if (request_state_ == RequestState::kBodyPaused) {
+    unconsumed_ += n;
+    return;
+  }
+  session_.consume(id_, n);
+}
+
+void Stream::setBodyReadPaused(bool paused) noexcept {
+  if (closed()) return;
+  if (paused) {
+    if (request_state_ == RequestState::kBody) request_state_ = RequestState::kBodyPaused;
+    return;
+  }
+  if (request_state_ == RequestState::kBodyPaused) request_state_ = RequestState::kBody;
+  if (unconsumed_ > 0) {
+    uint64_t n = unconsumed_;
+    unconsumed_ = 0;
+    session_.consume(id_, n);
+    session_.streamOutputChanged();  // the WINDOW_UPDATE, if one is due
+  }
+}
+
+void Stream::close() noexcept {
+  die();  // the handler's InFlight::abort(), if it still answers
+  body_.clear();
+  // What a pause held back still counts against the connection's window.
+  if (unconsumed_ > 0) session_.consume(id_, unconsumed_);
+  unconsumed_ = 0;
+}
+
+void Stream::resumeData() {
+  if (data_ != DataState::kDeferred) return;
+  data_ = DataState::kFlowing;
+  nghttp2_session_resume_data(session_.raw(), id_);
+}
+
+void Stream::onExpectContinue(bool will_read) noexcept {
+  if (!will_read) return;  // the stream ends with the answer; nothing to keep apart
+  // RFC 9110 §10.1.1: an interim 100 lets the client send the body it holds back.
+  const nghttp2_nv kContinue[] = {
+      {const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(":status")),
+       const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>("100")), 7, 3, NGHTTP2_NV_FLAG_NONE}};
+  nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, id_, nullptr, kContinue, 1, nullptr);
 }
 
 void Stream::addResponseHeader(std::string_view name, std::string_view value) {
@@ -213,11 +268,9 @@ void Stream::addResponseHeader(std::string_view name, std::string_view value) {
 }
 
 void Stream::sendHead(const ResponseHead& head) noexcept {
-  if (response_started_ || closed_) return;
-  response_started_ = true;
-  status_ = head.status;
-  bool body_allowed = http1::statusHasBody(head.status);
-  has_body_ = body_allowed && !request_.isHead();
+  if (!beginResponse(head.status)) return;
+  bool body_allowed = statusHasBody(head.status);
+  bool has_body = body_allowed && !request_.isHead();
 
   nva_.clear();
   char status[3] = {static_cast<char>('0' + head.status / 100 % 10),
@@ -229,18 +282,18 @@ void Stream::sendHead(const ResponseHead& head) noexcept {
   }
   if (body_allowed && head.content_length.has_value()) {
     char digits[20];
-    size_t n = http1::formatDecimal(*head.content_length, digits);
+    size_t n = formatDecimal(*head.content_length, digits);
     addResponseHeader("content-length", std::string_view(digits, n));
   }
   addResponseHeader("date", session_.date().value());
   if (!server_header.empty()) addResponseHeader("server", server_header);
   if (!alt_svc.empty()) addResponseHeader("alt-svc", alt_svc);
 
-  bool ends_here = !has_body_ || (head.content_length.has_value() && *head.content_length == 0);
+  bool ends_here = !has_body || (head.content_length.has_value() && *head.content_length == 0);
   nghttp2_data_provider provider;
   provider.source.ptr = this;
   provider.read_callback = &Session::onReadData;
-  if (ends_here) has_body_ = false;  // later body calls are dropped
+  data_ = ends_here ? DataState::kNone : DataState::kFlowing;  // kNone: body calls dropped
   int rv = nghttp2_submit_response(session_.raw(), id_, nva_.data(), nva_.size(),
                                    ends_here ? nullptr : &provider);
   if (rv != 0) {
@@ -250,8 +303,8 @@ void Stream::sendHead(const ResponseHead& head) noexcept {
 }
 
 void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
-  if (!response_started_ || finished_ || closed_ || !has_body_ || data.empty()) return;
-  body_bytes_ += data.size();
+  if (!acceptsBody() || data_ == DataState::kNone || data.empty()) return;
+  countBody(data.size());
   // Stable bytes are only referenced here; writing the DATA frame copies small ones next
   // to its header (Session::onSendData).
   if (lifetime == BodyLifetime::kStable) {
@@ -259,34 +312,23 @@ void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
   } else {
     body_.append(data);
   }
-  if (deferred_) {
-    deferred_ = false;
-    nghttp2_session_resume_data(session_.raw(), id_);
-  }
+  resumeData();
   session_.streamOutputChanged();
 }
 
 void Stream::sendFile(const FileSlice& file) noexcept {
-  if (!response_started_ || finished_ || closed_ || !has_body_ || file.length == 0) return;
-  body_bytes_ += file.length;
+  if (!acceptsBody() || data_ == DataState::kNone || file.length == 0) return;
+  countBody(file.length);
   body_.appendFile(file);
-  if (deferred_) {
-    deferred_ = false;
-    nghttp2_session_resume_data(session_.raw(), id_);
-  }
+  resumeData();
   session_.streamOutputChanged();
 }
 
 void Stream::finish() noexcept {
-  if (!response_started_ || finished_ || closed_) return;
-  finished_ = true;
-  in_flight_ = nullptr;
-  writable_observer_ = nullptr;
+  if (!endResponse()) return;
+  setBodyReadPaused(false);  // the rest of the body, if any, is received and dropped
   session_.streamFinished(*this);
-  if (deferred_) {
-    deferred_ = false;
-    nghttp2_session_resume_data(session_.raw(), id_);
-  }
+  resumeData();
   session_.streamOutputChanged();
 }
 

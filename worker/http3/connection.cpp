@@ -2,7 +2,7 @@
 
 #include "common/log.h"
 #include "worker/http/error_response.h"
-#include "worker/http/path_normalizer.h"
+#include "worker/http/request_dispatcher.h"
 #include "worker/http3/listener.h"
 #include "worker/loop/worker_loop.h"
 
@@ -148,7 +148,6 @@ void Connection::onRequest(Stream& stream) noexcept {
   const ConfigSnapshot& snap = snapshotForNewStream();
   stream.snapshot = &snap;
   stream.server_header = snap.server().server_header;
-  stream.setBodyLimit(snap.server().max_body);
   if (stream.requestError() != 0) {
     sendError(r, stream, stream.requestError());
     return;
@@ -157,51 +156,12 @@ void Connection::onRequest(Stream& stream) noexcept {
     sendError(r, stream, 425);
     return;
   }
-  routeRequest(stream, snap);
-}
-
-void Connection::routeRequest(Stream& stream, const ConfigSnapshot& snap) {
-  Request& r = stream.request();
-  PathNormalization norm = normalizePath(r.raw_path, *r.arena);
-  if (!norm.ok) {
-    sendError(r, stream, 400);
-    return;
-  }
-  r.path = norm.path;
-  int route = snap.router().match(r);
-  if (route < 0) {
-    sendError(r, stream, 404);
-    return;
-  }
-  r.route = &snap.route(route);
-  stream.setBodyLimit(snap.maxBody(route));
-  if (r.has_body && r.content_length > snap.maxBody(route)) {
-    sendError(r, stream, 413);
-    return;
-  }
-  if (!snap.policyAllows(route, peer_)) {
-    sendError(r, stream, 403);
-    return;
-  }
-  Handler* handler = snap.handler(route);
-  stream.handler = handler;
-  // RFC 9110 §10.1.1: an interim 100 lets the client send the body it holds back.
-  if (r.expect_continue && handler->consumesBody()) stream.sendInterim(100);
-  handler->handle(r, stream);
+  RequestDispatcher::dispatch(stream, snap);
 }
 
 void Connection::onResponseFinished(Stream& stream) noexcept {
-  const Request& r = stream.request();
-  uint64_t us = r.start_ns != 0 ? (uv_hrtime() - r.start_ns) / 1000 : 0;
-  loop_.counters().countRequest(stream.status(),
-                                stream.handler != nullptr
-                                    ? common::metrics::actionFromName(stream.handler->actionName())
-                                    : common::metrics::Action::kOther,
-                                us);
+  RequestDispatcher::account(stream, loop_);
   loop_.counters().http3_requests.add();
-  if (AccessLog* log = loop_.accessLog(); log != nullptr) {
-    log->record(stream.request(), stream.status(), stream.bodyBytesSent(), stream.handler);
-  }
 }
 
 void Connection::onStreamClosed(Stream& stream) noexcept {

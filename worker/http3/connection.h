@@ -1,8 +1,8 @@
 // One HTTP/3 client connection: the QUIC transport, the HTTP/3 session on top of it, and
 // the glue to the loop — a timer for QUIC's deadlines, a place in the loop's connection
-// list, the listener's socket to write through. Routes each request to its handler
-// exactly as HTTP/1 and HTTP/2 do (normalized path, router, policy; errors through
-// sendError); the access log gets one line per stream.
+// list, the listener's socket to write through. Each stream's request goes to the
+// RequestDispatcher as HTTP/1.1's and HTTP/2's do, and its end to the access log and the
+// counters (RequestDispatcher::account); it never routes.
 //
 // Early data (0-RTT, only when listen.quic.early_data is on): a request whose head came in
 // 0-RTT is served only for GET, HEAD and OPTIONS; anything else gets 425 Too Early
@@ -82,7 +82,6 @@ class Connection final : public ClientConnection,
   // Writes what is ready, then re-arms the timer or ends the connection.
   void flush(uint64_t now);
   void settle(uint64_t now);
-  void routeRequest(Stream& stream, const ConfigSnapshot& snapshot);
   const ConfigSnapshot& snapshotForNewStream();
   void updatePeer();
   void countTransport();

@@ -141,14 +141,15 @@ quic::EndpointConnection* Listener::createConnection(
   return c;
 }
 
-void LoopListeners::add(const ListenerSocket& socket) {
+bool LoopListeners::add(const ListenerSocket& socket) {
   auto listener = std::make_unique<Listener>(loop_, socket);
   common::Status started = listener->start();
   if (!started.ok()) {
     LOG_ERROR("HTTP/3 on port %u: %s", socket.port, started.message().c_str());
-    return;
+    return false;
   }
   listeners_.push_back(std::move(listener));
+  return true;
 }
 
 void LoopListeners::onLoopStopping() noexcept {

@@ -66,8 +66,8 @@ class Listener final : public quic::ConnectionFactory {
 class LoopListeners final : public LoopLocal {
  public:
   explicit LoopListeners(WorkerLoop& loop) : loop_(loop) {}
-  // Starts serving HTTP/3 on a bound UDP socket; logs and skips one that cannot start.
-  void add(const ListenerSocket& socket);
+  // Starts serving HTTP/3 on a bound UDP socket; false (logged) when it cannot start.
+  bool add(const ListenerSocket& socket);
   void onLoopStopping() noexcept override;
   const std::vector<std::unique_ptr<Listener>>& listeners() const { return listeners_; }
 

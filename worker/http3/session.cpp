@@ -24,13 +24,14 @@ struct Session::Callbacks {
   }
   static int recvData(nghttp3_conn*, int64_t id, const uint8_t* data, size_t len, void* session,
                       void* stream) {
-    if (stream != nullptr) {
-      static_cast<Stream*>(stream)->onBodyData(
-          std::string_view(reinterpret_cast<const char*>(data), len));
+    if (stream == nullptr) {
+      self(session).transport_.consumed(id, len);
+      return 0;
     }
-    // Flow control: the body is delivered to the handler at once, so the credit comes back
-    // at once; the windows bound what can arrive between two reads.
-    self(session).transport_.consumed(id, len);
+    // The stream gives the credit back as its handler takes the bytes (or once it
+    // unpauses), so a paused handler holds at most the stream's window.
+    static_cast<Stream*>(stream)->onBodyData(
+        std::string_view(reinterpret_cast<const char*>(data), len));
     return 0;
   }
   static int deferredConsume(nghttp3_conn*, int64_t id, size_t consumed, void* session, void*) {
@@ -60,7 +61,6 @@ struct Session::Callbacks {
       s.transport_.shutdownStreamRead(id, NGHTTP3_H3_EXCESSIVE_LOAD);
       return 0;
     }
-    st->dispatched_ = true;
     s.owner_.onRequest(*st);
     return 0;
   }
@@ -172,8 +172,7 @@ void Session::unlink(Stream*& list, Stream* s) {
 }
 
 void Session::onHttpStreamClose(Stream& stream) {
-  stream.closed_ = true;
-  stream.abortInFlight();
+  stream.close();
   owner_.onStreamClosed(stream);
   unlink(active_, &stream);
   --active_count_;
@@ -191,7 +190,7 @@ void Session::collect() {
 
 void Session::abortAll() {
   for (Stream* s = active_; s != nullptr; s = s->next_) {
-    s->abortInFlight();
+    s->close();
     transport_.noteStreamLosses(s->id());
   }
 }

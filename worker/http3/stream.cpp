@@ -2,9 +2,10 @@
 
 #include <cstring>
 
+#include "worker/http/decimal.h"
 #include "worker/http/method.h"
+#include "worker/http/status_text.h"
 #include "worker/http1/request_target.h"
-#include "worker/http1/response_serializer.h"
 #include "worker/http3/session.h"
 
 namespace scalws::worker::http3 {
@@ -28,14 +29,25 @@ std::string_view viewOf(nghttp3_rcbuf* buf) {
   return std::string_view(reinterpret_cast<const char*>(v.base), v.len);
 }
 
+// The same host (case-insensitive) and, where both name one, the same port.
+bool sameAuthority(std::string_view a, std::string_view b) {
+  bool valid_a = false;
+  bool valid_b = false;
+  std::string_view host_a = http1::hostWithoutPort(a, valid_a);
+  std::string_view host_b = http1::hostWithoutPort(b, valid_b);
+  if (!valid_a || !valid_b || !equalsIgnoreCase(host_a, host_b)) return false;
+  std::string_view port_a = a.substr(host_a.size());
+  std::string_view port_b = b.substr(host_b.size());
+  return port_a.empty() || port_b.empty() || port_a == port_b;
+}
+
 // A stream's response body waiting for acknowledgements wakes a paused producer once this
 // little is left unacknowledged.
 constexpr uint64_t kWritableBelow = 64 * 1024;
 
 }  // namespace
 
-Stream::Stream(Session& session) : session_(session), arena_(1024), body_(session.buffers()) {
-  request_.arena = &arena_;
+Stream::Stream(Session& session) : HttpStream(1024), session_(session), body_(session.buffers()) {
   headers_.reserve(16);
   held_.reserve(32);
   nva_.reserve(12);
@@ -50,24 +62,19 @@ void Stream::recycle() {
   for (nghttp3_rcbuf* b : held_) nghttp3_rcbuf_decref(b);
   held_.clear();
   body_.clear();
-  arena_.reset();
+  reset();
   request_.resetForReuse();
-  request_.setBodySink(nullptr);
   headers_.clear();
   nva_.clear();
   method_ = path_ = authority_ = {};
   header_bytes_ = 0;
   header_count_ = 0;
   request_error_ = 0;
-  early_ = dispatched_ = request_complete_ = false;
+  early_ = false;
+  request_state_ = RequestState::kHead;
   body_received_ = 0;
-  body_limit_ = UINT64_MAX;
-  response_started_ = has_body_ = deferred_ = finished_ = closed_ = false;
-  status_ = 0;
-  body_bytes_ = 0;
-  in_flight_ = nullptr;
-  writable_observer_ = nullptr;
-  handler = nullptr;
+  unconsumed_ = 0;
+  data_ = DataState::kNone;
   snapshot = nullptr;
   server_header = {};
   id_ = -1;
@@ -111,7 +118,6 @@ void Stream::addHeader(int32_t token, nghttp3_rcbuf* name_buf, nghttp3_rcbuf* va
 
 void Stream::finishHead(bool end_stream) {
   Request& r = request_;
-  request_complete_ = end_stream;
   r.version = HttpVersion::kHttp3;
   r.keep_alive = true;
   r.method_name = method_;
@@ -155,7 +161,13 @@ void Stream::finishHead(bool end_stream) {
   }
   if (!authority_.empty()) {
     bool has_host = false;
-    for (const HeaderField& h : headers_) has_host = has_host || h.name == "host";
+    for (const HeaderField& h : headers_) {
+      if (h.name != "host") continue;
+      has_host = true;
+      // RFC 9114 §4.3.1: a Host that names another authority than :authority makes the
+      // request malformed; routes match one while PHP would see the other.
+      if (!sameAuthority(h.value, authority_) && request_error_ == 0) request_error_ = 400;
+    }
     // What HTTP/1.1 handlers and FastCGI (HTTP_HOST) expect, as for HTTP/2.
     if (!has_host) headers_.insert(headers_.begin(), HeaderField{"host", authority_});
   }
@@ -175,12 +187,14 @@ void Stream::finishHead(bool end_stream) {
   std::string_view length = r.header("content-length");
   for (char c : length) r.content_length = r.content_length * 10 + static_cast<uint64_t>(c - '0');
   r.expect_continue = equalsIgnoreCase(r.header("expect"), "100-continue");
+  request_state_ = end_stream ? RequestState::kComplete : RequestState::kBody;
 }
 
 void Stream::onBodyData(std::string_view data) {
+  consumeBody(data.size());  // before the sink runs: it may unpause (or pause) the stream
   body_received_ += data.size();
-  if (body_received_ > body_limit_) {
-    if (!response_started_ && dispatched_) {
+  if (body_received_ > bodyLimit()) {
+    if (!responseStarted()) {
       // The handler has not answered yet: it will not get a body that big.
       abortInFlight();
       request_.setBodySink(nullptr);
@@ -188,31 +202,58 @@ void Stream::onBodyData(std::string_view data) {
     }
     return;
   }
-  if (BodySink* sink = request_.bodySink(); sink != nullptr && !finished_) {
-    sink->onBodyData(data);
-  }
+  deliverBody(data);
 }
 
 void Stream::onBodyEnd() {
-  request_complete_ = true;
-  if (BodySink* sink = request_.bodySink(); sink != nullptr && !finished_) sink->onBodyEnd();
+  request_state_ = RequestState::kComplete;
+  deliverBodyEnd();
 }
 
-void Stream::abortInFlight() {
-  if (in_flight_ == nullptr || finished_) return;
-  InFlight* f = in_flight_;
-  in_flight_ = nullptr;
-  writable_observer_ = nullptr;
-  f->abort();
+void Stream::consumeBody(uint64_t n) {
+  if (request_state_ == RequestState::kBodyPaused) {
+    unconsumed_ += n;
+    return;
+  }
+  session_.transport().consumed(id_, n);
+}
+
+void Stream::setBodyReadPaused(bool paused) noexcept {
+  if (closed()) return;
+  if (paused) {
+    if (request_state_ == RequestState::kBody) request_state_ = RequestState::kBodyPaused;
+    return;
+  }
+  if (request_state_ == RequestState::kBodyPaused) request_state_ = RequestState::kBody;
+  if (unconsumed_ > 0) {
+    uint64_t n = unconsumed_;
+    unconsumed_ = 0;
+    session_.transport().consumed(id_, n);
+    session_.streamOutputChanged();  // the MAX_STREAM_DATA, if one is due
+  }
+}
+
+void Stream::close() noexcept {
+  die();  // the handler's InFlight::abort(), if it still answers
+  // What a pause held back still counts against the connection's window.
+  if (unconsumed_ > 0) session_.transport().consumed(id_, unconsumed_);
+  unconsumed_ = 0;
 }
 
 void Stream::onAcked(uint64_t n) {
   body_.acknowledge(n);
-  if (writable_observer_ != nullptr && body_.held() < kWritableBelow && !closed_) {
-    WritableObserver* o = writable_observer_;
-    writable_observer_ = nullptr;
-    o->onWritable();
+  if (writableObserver() != nullptr && body_.held() < kWritableBelow && !closed()) {
+    takeWritableObserver()->onWritable();
   }
+}
+
+void Stream::onExpectContinue(bool will_read) noexcept {
+  if (!will_read) return;  // the stream ends with the answer; nothing to keep apart
+  // RFC 9110 §10.1.1: an interim 100 lets the client send the body it holds back.
+  nghttp3_nv nv{const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(":status")),
+                const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>("100")), 7, 3,
+                NGHTTP3_NV_FLAG_NONE};
+  nghttp3_conn_submit_info(session_.raw(), id_, &nv, 1);
 }
 
 void Stream::addResponseHeader(std::string_view name, std::string_view value) {
@@ -227,21 +268,10 @@ void Stream::addResponseHeader(std::string_view name, std::string_view value) {
       name.size(), v.size(), NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE});
 }
 
-void Stream::sendInterim(uint16_t status) {
-  char digits[3] = {static_cast<char>('0' + status / 100 % 10),
-                    static_cast<char>('0' + status / 10 % 10),
-                    static_cast<char>('0' + status % 10)};
-  nghttp3_nv nv{const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(":status")),
-                reinterpret_cast<uint8_t*>(digits), 7, 3, NGHTTP3_NV_FLAG_NONE};
-  nghttp3_conn_submit_info(session_.raw(), id_, &nv, 1);
-}
-
 void Stream::sendHead(const ResponseHead& head) noexcept {
-  if (response_started_ || closed_) return;
-  response_started_ = true;
-  status_ = head.status;
-  bool body_allowed = http1::statusHasBody(head.status);
-  has_body_ = body_allowed && !request_.isHead();
+  if (!beginResponse(head.status)) return;
+  bool body_allowed = statusHasBody(head.status);
+  bool has_body = body_allowed && !request_.isHead();
 
   nva_.clear();
   char status[3] = {static_cast<char>('0' + head.status / 100 % 10),
@@ -253,29 +283,29 @@ void Stream::sendHead(const ResponseHead& head) noexcept {
   }
   if (body_allowed && head.content_length.has_value()) {
     char digits[20];
-    size_t n = http1::formatDecimal(*head.content_length, digits);
+    size_t n = formatDecimal(*head.content_length, digits);
     addResponseHeader("content-length", std::string_view(digits, n));
   }
   addResponseHeader("date", session_.date().value());
   if (!server_header.empty()) addResponseHeader("server", server_header);
 
-  bool ends_here = !has_body_ || (head.content_length.has_value() && *head.content_length == 0);
-  if (ends_here) has_body_ = false;  // later body calls are dropped
+  bool ends_here = !has_body || (head.content_length.has_value() && *head.content_length == 0);
+  data_ = ends_here ? DataState::kNone : DataState::kFlowing;  // kNone: body calls dropped
   int rv = nghttp3_conn_submit_response(session_.raw(), id_, nva_.data(), nva_.size(),
                                         ends_here ? nullptr : Session::bodyReader());
-  if (rv != 0) session_.transport().shutdownStreamWrite(id_, NGHTTP3_H3_INTERNAL_ERROR);
+  if (rv != 0) cut();
   session_.streamOutputChanged();
 }
 
-void Stream::resume() {
-  if (!deferred_) return;
-  deferred_ = false;
+void Stream::resumeData() {
+  if (data_ != DataState::kDeferred) return;
+  data_ = DataState::kFlowing;
   nghttp3_conn_resume_stream(session_.raw(), id_);
 }
 
 void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
-  if (!response_started_ || finished_ || closed_ || !has_body_ || data.empty()) return;
-  body_bytes_ += data.size();
+  if (!acceptsBody() || data_ == DataState::kNone || data.empty()) return;
+  countBody(data.size());
   // Stable bytes outlive the stream's acknowledgements (they belong to the snapshot the
   // stream holds): reference them. Small ones are cheaper copied next to the others.
   if (lifetime == BodyLifetime::kStable && data.size() > 1024) {
@@ -283,37 +313,37 @@ void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
   } else {
     body_.append(data);
   }
-  resume();
+  resumeData();
   session_.streamOutputChanged();
 }
 
 void Stream::sendFile(const FileSlice& file) noexcept {
-  if (!response_started_ || finished_ || closed_ || !has_body_ || file.length == 0) return;
-  body_bytes_ += file.length;
+  if (!acceptsBody() || data_ == DataState::kNone || file.length == 0) return;
+  countBody(file.length);
   body_.appendFile(file);
-  resume();
+  resumeData();
   session_.streamOutputChanged();
 }
 
 void Stream::finish() noexcept {
-  if (!response_started_ || finished_ || closed_) return;
-  finished_ = true;
-  in_flight_ = nullptr;
-  writable_observer_ = nullptr;
+  if (!endResponse()) return;
+  setBodyReadPaused(false);  // the rest of the body, if any, is received and dropped
   session_.streamFinished(*this);
-  resume();
+  resumeData();
   session_.streamOutputChanged();
 }
 
 void Stream::abortResponse() noexcept {
-  if (closed_) return;
-  in_flight_ = nullptr;
-  writable_observer_ = nullptr;
-  // RFC 9114 §4.1.1: a response that cannot be completed is cut with a stream reset, so the
-  // client never takes a short body for a whole one.
-  finished_ = true;
-  session_.transport().shutdownStreamWrite(id_, NGHTTP3_H3_INTERNAL_ERROR);
+  if (closed()) return;
+  detachHandler();
+  // The client must not take a short body for a whole one.
+  if (endResponse()) session_.streamFinished(*this);
+  cut();
   session_.streamOutputChanged();
+}
+
+void Stream::cut() {
+  session_.transport().shutdownStreamWrite(id_, NGHTTP3_H3_INTERNAL_ERROR);
 }
 
 nghttp3_ssize Stream::readData(nghttp3_vec* vec, size_t count, uint32_t* flags) {
@@ -321,16 +351,16 @@ nghttp3_ssize Stream::readData(nghttp3_vec* vec, size_t count, uint32_t* flags) 
   if (body_.failed()) {
     // A file shrank or could not be read under a response already under way: cut it.
     // What was handed out stays until the reset is through (QUIC may still hold views).
-    session_.transport().shutdownStreamWrite(id_, NGHTTP3_H3_INTERNAL_ERROR);
-    deferred_ = true;
+    cut();
+    data_ = DataState::kDeferred;
     return NGHTTP3_ERR_WOULDBLOCK;
   }
-  if (finished_ && body_.unsent() == 0) {
+  if (responseFinished() && body_.unsent() == 0) {
     *flags |= NGHTTP3_DATA_FLAG_EOF;
     return static_cast<nghttp3_ssize>(n);
   }
   if (n > 0) return static_cast<nghttp3_ssize>(n);
-  deferred_ = true;
+  data_ = DataState::kDeferred;
   return NGHTTP3_ERR_WOULDBLOCK;
 }
 

@@ -1,16 +1,19 @@
-// One HTTP/3 request stream as handlers see it: the protocol-neutral Request (views into
-// the stream's own arena and nghttp3's header buffers) and the ResponseWriter they answer
-// through, so every action works unchanged over HTTP/3.
+// One HTTP/3 request stream as handlers see it: an HttpStream (the protocol-neutral
+// Request, views into the stream's own arena and nghttp3's header buffers, and the
+// ResponseWriter they answer through), so every action works unchanged over HTTP/3. The
+// response's life (started, finished, dead) is HttpStream's; this class adds the request
+// side, the body's flow control and the framing nghttp3 does.
 //
-// Owned and recycled by its Session: taken for a request's first HEADERS, closed by
-// nghttp3 (response acknowledged, or reset), and reused for a later stream once its owner
-// was told (SessionOwner::onStreamClosed) and the session collected it. An asynchronous
-// handler still holding the writer when the stream is reset gets InFlight::abort() first
-// and must not use the writer afterwards.
+// Owned and recycled by its Session: taken for a request's first HEADERS, closed when QUIC
+// closes the stream (response acknowledged, or reset), and reused for a later stream once
+// its owner was told (SessionOwner::onStreamClosed) and the session collected it. An
+// asynchronous handler still holding the writer when the stream is reset gets
+// InFlight::abort() first and must not use the writer afterwards.
 //
 // The response: sendHead submits HEADERS; the body queues in a BodyBuffer that nghttp3
-// reads as QUIC's flow control allows and frees as the peer acknowledges it; finish()
-// ends the stream.
+// reads as QUIC's flow control allows and frees as the peer acknowledges it (unlike
+// HTTP/2's ByteQueue, a byte sent may have to be sent again until then); finish() ends
+// the stream.
 #pragma once
 
 #include <nghttp3/nghttp3.h>
@@ -19,10 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "worker/http/arena.h"
-#include "worker/http/handler.h"
-#include "worker/http/request.h"
-#include "worker/http/response_writer.h"
+#include "worker/http/http_stream.h"
 #include "worker/http3/body_buffer.h"
 
 namespace scalws::worker {
@@ -33,30 +33,28 @@ namespace scalws::worker::http3 {
 
 class Session;
 
-class Stream final : public ResponseWriter {
+class Stream final : public HttpStream {
  public:
+  // The request side, as for HTTP/2: the head, then the body until the client's FIN.
+  // kBodyPaused: the handler asked for no more body (setBodyReadPaused), so what arrives is
+  // not consumed and the client's QUIC flow-control window does not reopen.
+  enum class RequestState : uint8_t { kHead, kBody, kBodyPaused, kComplete };
+  // The response's DATA: none (no body, or not started), flowing, or deferred (nghttp3
+  // asked for bytes the handler has not given yet; resumed by the next body call).
+  enum class DataState : uint8_t { kNone, kFlowing, kDeferred };
+
   explicit Stream(Session& session);
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
 
   int64_t id() const { return id_; }
-  Request& request() { return request_; }
   // Not 0 when the request head cannot be served (431 headers too large, 400 bad
   // authority): the owner answers it with sendError.
   uint16_t requestError() const { return request_error_; }
   // The head arrived in 0-RTT data (replayable: RFC 9001 §9.2).
   bool early() const { return early_; }
-  bool requestComplete() const { return request_complete_; }
-  bool responseStarted() const { return response_started_; }
-  bool responseFinished() const { return finished_; }
-  uint16_t status() const { return status_; }
-  uint64_t bodyBytesSent() const { return body_bytes_; }
-  void setBodyLimit(uint64_t limit) { body_limit_ = limit; }
-  // Sends an interim response (100 Continue).
-  void sendInterim(uint16_t status);
+  RequestState requestState() const { return request_state_; }
+  bool requestComplete() const { return request_state_ == RequestState::kComplete; }
 
-  // Set by the owner when it routes the request.
-  Handler* handler = nullptr;
+  // Set by the owner when the request arrives.
   const ConfigSnapshot* snapshot = nullptr;
   std::string_view server_header;  // "" for none; lives as long as `snapshot`
 
@@ -66,14 +64,17 @@ class Stream final : public ResponseWriter {
   void sendFile(const FileSlice& file) noexcept override;
   void finish() noexcept override;
   size_t queuedBytes() const noexcept override { return body_.held(); }
-  void notifyWhenWritable(WritableObserver* observer) noexcept override {
-    writable_observer_ = observer;
-  }
-  void setInFlight(InFlight* in_flight) noexcept override { in_flight_ = in_flight; }
+  void setBodyReadPaused(bool paused) noexcept override;
   void abortResponse() noexcept override;
 
  private:
   friend class Session;
+
+  // HttpStream
+  void onExpectContinue(bool will_read) noexcept override;
+  // The stream is over for us (QUIC closed it, or the connection dies).
+  void close() noexcept;
+  bool closed() const { return responseState() == ResponseState::kDead; }
 
   void start(int64_t id, bool early);
   void recycle();
@@ -81,16 +82,17 @@ class Stream final : public ResponseWriter {
   void finishHead(bool end_stream);
   void onBodyData(std::string_view data);
   void onBodyEnd();
+  // Gives the client flow-control credit for `n` body bytes (now, or once unpaused).
+  void consumeBody(uint64_t n);
   void onAcked(uint64_t n);
-  void abortInFlight();
   void addResponseHeader(std::string_view name, std::string_view value);
   nghttp3_ssize readData(nghttp3_vec* vec, size_t count, uint32_t* flags);
-  void resume();
+  void resumeData();
+  // A response that cannot be completed is cut with a stream reset (RFC 9114 §4.1.1).
+  void cut();
 
   Session& session_;
   int64_t id_ = -1;
-  Arena arena_;
-  Request request_;
   std::vector<HeaderField> headers_;
   std::vector<nghttp3_rcbuf*> held_;  // buffers the request's views point into
   std::string_view method_, path_, authority_;
@@ -98,22 +100,13 @@ class Stream final : public ResponseWriter {
   uint32_t header_count_ = 0;
   uint16_t request_error_ = 0;
   bool early_ = false;
-  bool dispatched_ = false;
-  bool request_complete_ = false;
+  RequestState request_state_ = RequestState::kHead;
   uint64_t body_received_ = 0;
-  uint64_t body_limit_ = UINT64_MAX;
+  uint64_t unconsumed_ = 0;
 
-  bool response_started_ = false;
-  bool has_body_ = false;  // the response carries DATA frames
-  bool deferred_ = false;  // nghttp3 waits for resume
-  bool finished_ = false;  // finish() was called
-  bool closed_ = false;    // nghttp3 closed the stream
-  uint16_t status_ = 0;
-  uint64_t body_bytes_ = 0;
+  DataState data_ = DataState::kNone;
   BodyBuffer body_;
   std::vector<nghttp3_nv> nva_;
-  InFlight* in_flight_ = nullptr;
-  WritableObserver* writable_observer_ = nullptr;
 
   Stream* prev_ = nullptr;  // the session's active or closed list
   Stream* next_ = nullptr;

@@ -45,12 +45,15 @@ class LoopLocals {
   }
 
  private:
+  // One per kind in the whole process, given during static initialisation, so a lookup
+  // reads a plain variable (a function-local static would test its guard every time).
+  static size_t nextIndex();
+  template <class T>
+  static inline const size_t kIndexOf = LoopLocals::nextIndex();
   template <class T>
   static size_t indexOf() {
-    static const size_t index = nextIndex();  // one per kind in the whole process
-    return index;
+    return kIndexOf<T>;
   }
-  static size_t nextIndex();
   std::vector<std::unique_ptr<LoopLocal>> slots_;
 };
 

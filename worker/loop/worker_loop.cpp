@@ -1,7 +1,6 @@
 #include "worker/loop/worker_loop.h"
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,13 +8,10 @@
 #include <cstring>
 
 #include "common/log.h"
-#include "worker/http1/connection.h"
-#include "worker/http2/connection.h"
+#include "worker/config_snapshot.h"
+#include "worker/net/client_connection.h"
 #include "worker/tls/pending_connection.h"
 #include "worker/tls/tls_transport.h"
-#if SCALWS_HTTP3
-#include "worker/http3/listener.h"
-#endif
 
 namespace scalws::worker {
 namespace {
@@ -38,7 +34,6 @@ WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
     own_counters_ = std::make_unique<LoopCounters>();
     counters_ = own_counters_.get();
   }
-  open_file_cache_.setCounters(counters_);
   uv_timer_init(uv_, &timer_);
   timer_.data = this;
   uv_timer_init(uv_, &second_timer_);
@@ -65,10 +60,11 @@ WorkerLoop::~WorkerLoop() {
 
 void WorkerLoop::addListener(const ListenerSocket& socket) {
   if (socket.quic) {
-#if SCALWS_HTTP3
-    // Datagrams, not connections: HTTP/3's own per-loop state reads the socket.
-    local<http3::LoopListeners>().add(socket);
-#endif
+    // Datagrams, not connections: the protocol's own per-loop state reads the socket.
+    if (protocols_->http3 == nullptr || !protocols_->http3(*this, socket)) {
+      LOG_ERROR("HTTP/3 is not served on port %u (%s)", socket.port,
+                protocols_->http3 == nullptr ? "this build has no HTTP/3" : "see above");
+    }
     return;
   }
   auto l = std::make_unique<Listener>();
@@ -115,9 +111,6 @@ void WorkerLoop::acceptFrom(Listener& l) {
       }
       continue;
     }
-    int one = 1;
-    // Responses leave in one writev; Nagle would only delay the pipelined ones.
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     counters_->conn_accepted.add();
     peer.local_port = l.socket.port;
     peer.tls = l.socket.tls;
@@ -172,20 +165,9 @@ void WorkerLoop::startConnection(int fd, const PeerInfo& peer, int listen_index)
 bool WorkerLoop::serveConnection(std::unique_ptr<Transport> transport, const PeerInfo& peer,
                                  AppProtocol protocol) {
   int fd = transport->fd();
-  ClientConnection* connection = nullptr;
-  bool started = false;
-  if (protocol == AppProtocol::kHttp2) {
-    auto* c = new http2::Connection(*this, std::move(transport), peer);
-    started = c->start();
-    connection = c;
-  } else {
-    auto* c = new http1::Connection(*this, std::move(transport), peer);
-    started = c->start();
-    connection = c;
-  }
-  if (!started) {
+  ClientConnection* connection = protocols_->starter(protocol)(*this, std::move(transport), peer);
+  if (connection == nullptr) {
     ::close(fd);
-    delete connection;
     return false;
   }
   addConnection(connection);

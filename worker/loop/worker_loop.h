@@ -1,6 +1,7 @@
-// One event loop and everything it owns (nothing shared between
-// loops on the request path): its listeners, connections, timeouts, buffers, date cache,
-// access-log buffer and the config snapshot new connections start on.
+// One event loop and everything it owns (nothing shared between loops on the request
+// path): its listeners, connections, timeouts, buffers, date cache, access-log buffer and
+// the config snapshot new connections start on. Handlers keep their per-loop state (open
+// files, pool connections) in LoopLocals the loop holds without knowing their kinds.
 //
 // Threading: every method runs on the loop's thread except postSnapshot() and
 // postShutdown(), which any thread may call (they wake the loop through a uv_async).
@@ -16,9 +17,8 @@
 
 #include "common/http_date.h"
 #include "worker/access_log.h"
-#include "worker/config_snapshot.h"
-#include "worker/handlers/static/open_file_cache.h"
 #include "worker/loop/loop_local.h"
+#include "worker/loop/protocols.h"
 #include "worker/loop/timeout_queue.h"
 #include "worker/metrics/loop_counters.h"
 #include "worker/metrics/metrics_area.h"
@@ -28,6 +28,7 @@
 namespace scalws::worker {
 
 class ClientConnection;
+class ConfigSnapshot;
 class Transport;
 struct PeerInfo;
 
@@ -50,8 +51,6 @@ struct ListenerSocket {
   bool quic = false;
   uint16_t steering_id = 0xffff;
 };
-
-enum class AppProtocol { kHttp1, kHttp2 };
 
 class WorkerLoop {
  public:
@@ -78,7 +77,6 @@ class WorkerLoop {
   const std::shared_ptr<const ConfigSnapshot>& snapshot() const { return snapshot_; }
   BufferPool& buffers() { return buffers_; }
   common::DateCache& date() { return date_; }
-  OpenFileCache& openFileCache() { return open_file_cache_; }
   AccessLog* accessLog() { return access_log_.get(); }
   // This loop's instance of a handler's per-loop state (loop_local.h), made on first use.
   template <class T>
@@ -92,6 +90,8 @@ class WorkerLoop {
   // (TLS handshake and ALPN done, or h2c preface seen); closes the fd when it cannot.
   bool serveConnection(std::unique_ptr<Transport> transport, const PeerInfo& peer,
                        AppProtocol protocol);
+  // The connection classes the loop starts (builtinProtocols() unless a test says so).
+  void setProtocolsForTest(const ProtocolTable& protocols) { protocols_ = &protocols; }
   // Connections register once started and unregister from their close callback.
   void addConnection(ClientConnection* connection);
   // `handed_over`: the connection lives on as another object (TLS or h2c sniffing done),
@@ -138,7 +138,6 @@ class WorkerLoop {
 
   BufferPool buffers_;
   common::DateCache date_;
-  OpenFileCache open_file_cache_;  // static routes' files; per loop, never shared
   TimeoutQueue timeouts_;
   uv_timer_t timer_{};
   uint64_t timer_deadline_ = UINT64_MAX;
@@ -153,6 +152,7 @@ class WorkerLoop {
   std::unique_ptr<LoopCounters> own_counters_;
   LoopCounters* counters_ = nullptr;
   LoopLocals locals_;
+  const ProtocolTable* protocols_ = &builtinProtocols();
 
   uv_async_t async_{};
   std::mutex pending_mutex_;

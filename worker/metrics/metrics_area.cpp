@@ -18,7 +18,7 @@ struct MetricsArea::Layout {
   LoopCounters slot[1];  // `slots_` of them follow
 };
 
-common::Result<MetricsArea*> MetricsArea::create(size_t slots, bool claim_all) {
+common::Result<std::unique_ptr<MetricsArea>> MetricsArea::create(size_t slots, bool claim_all) {
   if (slots == 0) slots = 1;
   size_t bytes = sizeof(Layout) + (slots - 1) * sizeof(LoopCounters);
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -28,7 +28,7 @@ common::Result<MetricsArea*> MetricsArea::create(size_t slots, bool claim_all) {
   auto* layout = static_cast<Layout*>(p);
   new (&layout->claimed) std::atomic<uint64_t>(0);
   new (&layout->retired) LoopCounters();
-  auto* area = new MetricsArea(layout, slots, bytes);
+  std::unique_ptr<MetricsArea> area(new MetricsArea(layout, slots, bytes));
   if (claim_all) {
     for (size_t i = 0; i < slots; ++i) area->claim(i);
   }

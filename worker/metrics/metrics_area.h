@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "common/metrics/metrics_snapshot.h"
 #include "common/status.h"
@@ -18,7 +19,7 @@ class MetricsArea {
   // `slots`: one per loop of the site (multi: per worker process; single: per loop). With
   // `claim_all` false no slot is ready until claim(): a large area for the slots reloads
   // may need then costs address space, not memory (the pages stay untouched).
-  static common::Result<MetricsArea*> create(size_t slots, bool claim_all = true);
+  static common::Result<std::unique_ptr<MetricsArea>> create(size_t slots, bool claim_all = true);
   ~MetricsArea();
   MetricsArea(const MetricsArea&) = delete;
   MetricsArea& operator=(const MetricsArea&) = delete;

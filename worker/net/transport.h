@@ -3,7 +3,7 @@
 // (EAGAIN when it would block).
 //
 // A writer retries a write that returned EAGAIN with the same bytes at the head (as
-// OutputQueue does): a TLS transport may already hold them encrypted and only report them
+// ByteQueue does): a TLS transport may already hold them encrypted and only report them
 // taken once the ciphertext has left.
 #pragma once
 

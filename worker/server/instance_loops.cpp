@@ -2,6 +2,8 @@
 
 #include <csignal>
 
+#include "ipc/uv_handle.h"
+
 namespace scalws::worker {
 
 InstanceLoops::InstanceLoops(uv_loop_t* main, std::shared_ptr<const ConfigSnapshot> snapshot,
@@ -25,14 +27,8 @@ void InstanceLoops::start(std::function<void()> on_drained) {
   drained_async_ = new uv_async_t;
   uv_async_init(main_, drained_async_, [](uv_async_t* async) {
     auto* self = static_cast<InstanceLoops*>(async->data);
-    uv_close(reinterpret_cast<uv_handle_t*>(async),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
-    self->drained_async_ = nullptr;
-    if (self->applied_async_ != nullptr) {
-      uv_close(reinterpret_cast<uv_handle_t*>(self->applied_async_),
-               [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
-      self->applied_async_ = nullptr;
-    }
+    ipc::closeAndDelete(self->drained_async_);
+    ipc::closeAndDelete(self->applied_async_);
     if (self->on_drained_) self->on_drained_();
   });
   drained_async_->data = this;

@@ -28,7 +28,7 @@ class InstanceServer final : public InstanceHost {
   }
   ~InstanceServer() override {
     loops_.reset();
-    delete metrics_area_;
+    metrics_area_.reset();  // after the loops that write it
     session_.reset();
     uv_run(&uv_, UV_RUN_NOWAIT);  // close callbacks of what the session still held
     uv_loop_close(&uv_);
@@ -82,9 +82,9 @@ class InstanceServer final : public InstanceHost {
     }
     // Metrics: a private area (one slot per loop) summed once a second by the sender, and
     // /proc/self/statm opened while /proc is still visible (Landlock hides it).
-    common::Result<MetricsArea*> area = MetricsArea::create(plan.settings.loops);
+    common::Result<std::unique_ptr<MetricsArea>> area = MetricsArea::create(plan.settings.loops);
     if (!area.ok()) return area.status();
-    metrics_area_ = *area;
+    metrics_area_ = std::move(area).value();
     process_stats_ = std::make_unique<ProcessStats>();
     // Before any loop thread exists: credentials and Landlock bind this thread and what it
     // starts afterwards. No config path: the worker never reads its config from disk.
@@ -94,7 +94,7 @@ class InstanceServer final : public InstanceHost {
     }
     allowance_ = connectAllowanceOf(*report, plan.snapshot->site());
     loops_ = std::make_unique<InstanceLoops>(&uv_, plan.snapshot, std::move(per_loop),
-                                             metrics_area_, process_stats_.get());
+                                             metrics_area_.get(), process_stats_.get());
     loops_->start([this] { closeHandles(); });
     startMetricsTimer();
     LOG_INFO("instance %s: serving, slot %u, %zu loop(s)", plan.settings.instance.c_str(),
@@ -178,7 +178,7 @@ class InstanceServer final : public InstanceHost {
   uv_signal_t sighup_{};
   std::unique_ptr<InstanceSession> session_;
   std::unique_ptr<InstanceLoops> loops_;
-  MetricsArea* metrics_area_ = nullptr;  // owned; outlives the loops that write it
+  std::unique_ptr<MetricsArea> metrics_area_;  // outlives the loops that write it
   std::unique_ptr<ProcessStats> process_stats_;
   uv_timer_t metrics_timer_{};
   bool metrics_timer_started_ = false;

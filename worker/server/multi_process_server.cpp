@@ -147,12 +147,12 @@ int MultiProcessServer::run() {
     LOG_ERROR("%s", opened.message().c_str());
     return 1;
   }
-  common::Result<MetricsArea*> area = MetricsArea::create(kMetricsSlots, false);
+  common::Result<std::unique_ptr<MetricsArea>> area = MetricsArea::create(kMetricsSlots, false);
   if (!area.ok()) {
     LOG_ERROR("%s", area.status().message().c_str());
     return 1;
   }
-  metrics_.reset(*area);
+  metrics_ = std::move(area).value();
   for (size_t i = kMetricsSlots; i > 0; --i) free_metrics_slots_.push_back(i - 1);
   slots_.assign(workers_, Slot{});
   for (uint32_t i = 0; i < workers_; ++i) spawn(i);

@@ -93,12 +93,12 @@ int SingleProcessServer::run() {
   options.cpus = server.cpus;
   options.access_log_fd = runtime_.access_log_fd;
   options.on_reload = [this] { reload(); };
-  common::Result<MetricsArea*> area = MetricsArea::create(loops);
+  common::Result<std::unique_ptr<MetricsArea>> area = MetricsArea::create(loops);
   if (!area.ok()) {
     LOG_ERROR("%s", area.status().message().c_str());
     return 1;
   }
-  std::unique_ptr<MetricsArea> metrics(*area);
+  std::unique_ptr<MetricsArea> metrics = std::move(area).value();
   options.metrics_area = metrics.get();
   LoopGroup group(runtime_.snapshot, std::move(options));
   // Before any loop thread exists: Landlock and the credentials bind the calling thread

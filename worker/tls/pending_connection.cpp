@@ -9,6 +9,8 @@
 #include <string_view>
 
 #include "common/log.h"
+#include "worker/config_snapshot.h"
+#include "worker/loop/worker_loop.h"
 #include "worker/tls/tls_transport.h"
 
 namespace scalws::worker::tls {

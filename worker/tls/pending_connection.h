@@ -18,10 +18,14 @@
 #include <memory>
 
 #include "worker/http/request.h"
+#include "worker/loop/protocols.h"
 #include "worker/loop/timeout_queue.h"
-#include "worker/loop/worker_loop.h"
 #include "worker/net/client_connection.h"
 #include "worker/net/transport.h"
+
+namespace scalws::worker {
+class WorkerLoop;
+}
 
 namespace scalws::worker::tls {
 

@@ -39,7 +39,7 @@ int TlsTransport::bioWrite(BIO* bio, const char* data, int len) {
   auto* self = static_cast<TlsTransport*>(BIO_get_data(bio));
   BIO_clear_retry_flags(bio);
   if (len <= 0) return 0;
-  self->cipher_.append(data, static_cast<size_t>(len));
+  self->cipher_.append(std::string_view(data, static_cast<size_t>(len)));
   return len;  // never blocks: the records wait in the queue until the socket takes them
 }
 
@@ -66,7 +66,7 @@ long TlsTransport::bioCtrl(BIO* bio, int cmd, long num, void* ptr) {
 }
 
 TlsTransport::TlsTransport(int fd, std::shared_ptr<const ServerContext> context, BufferPool& pool)
-    : fd_(fd), context_(std::move(context)), pool_(pool), cipher_(pool) {
+    : fd_(fd), context_(std::move(context)), pool_(pool), socket_(fd), cipher_(pool) {
   ssl_ = context_->newSsl();
   if (ssl_ == nullptr) return;
   BIO* bio = BIO_new(bioMethod());
@@ -93,7 +93,7 @@ TlsTransport::~TlsTransport() {
 
 bool TlsTransport::flushPending() {
   if (cipher_.empty()) return true;
-  if (cipher_.flush(fd_) == CipherQueue::Flush::kError) failed_ = true;
+  if (cipher_.flush(socket_) == ByteQueue::FlushResult::kError) failed_ = true;
   return cipher_.empty();
 }
 
@@ -191,12 +191,12 @@ ssize_t TlsTransport::settlePrevious() {
     return -1;
   }
   if (!cipher_.empty()) {
-    CipherQueue::Flush f = cipher_.flush(fd_);
-    if (f == CipherQueue::Flush::kError) {
+    ByteQueue::FlushResult f = cipher_.flush(socket_);
+    if (f == ByteQueue::FlushResult::kError) {
       failed_ = true;
       return -1;
     }
-    if (f == CipherQueue::Flush::kBlocked) {
+    if (f == ByteQueue::FlushResult::kBlocked) {
       errno = EAGAIN;
       return -1;
     }
@@ -232,12 +232,12 @@ bool TlsTransport::encryptRecord(const char* data, size_t len) {
 }
 
 ssize_t TlsTransport::completeWrite(size_t plain) {
-  CipherQueue::Flush f = cipher_.flush(fd_);
-  if (f == CipherQueue::Flush::kError) {
+  ByteQueue::FlushResult f = cipher_.flush(socket_);
+  if (f == ByteQueue::FlushResult::kError) {
     failed_ = true;
     return -1;
   }
-  if (f == CipherQueue::Flush::kBlocked) {
+  if (f == ByteQueue::FlushResult::kBlocked) {
     unreported_ = plain;  // reported by the retry, once the records have left
     errno = EAGAIN;
     return -1;

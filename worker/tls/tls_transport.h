@@ -2,7 +2,7 @@
 // connections above it do not know the difference.
 //
 // OpenSSL reads the socket itself through a small BIO (read-ahead: every record the kernel
-// holds in one read()), but its records go to a CipherQueue, not to the socket: a write
+// holds in one read()), but its records go to a ByteQueue, not to the socket: a write
 // encrypts up to 64 KiB of the caller's bytes and sends all those records with one writev.
 // When the socket takes only part of them, the call returns EAGAIN and the transport keeps
 // the rest; the caller retries with the same bytes at its head (Transport contract) and is
@@ -27,8 +27,8 @@
 #include <string_view>
 
 #include "worker/net/buffer_pool.h"
+#include "worker/net/byte_queue.h"
 #include "worker/net/transport.h"
-#include "worker/tls/cipher_queue.h"
 #include "worker/tls/server_context.h"
 
 namespace scalws::worker::tls {
@@ -92,7 +92,8 @@ class TlsTransport final : public Transport {
   std::shared_ptr<const ServerContext> context_;
   BufferPool& pool_;
   SSL* ssl_ = nullptr;
-  CipherQueue cipher_;
+  PlainTransport socket_;  // the fd itself, for the records
+  ByteQueue cipher_;       // records waiting for the socket
   size_t unreported_ = 0;  // plaintext encrypted by the last write, not yet reported taken
   bool read_blocked_ = false;
   bool failed_ = false;

@@ -13,7 +13,7 @@
 #include "common/http_date.h"
 #include "worker/http/path_normalizer.h"
 #include "worker/http2/session.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 #include "worker/net/transport.h"
 
 namespace {
@@ -142,8 +142,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   settings.max_headers = 16;
   NullTransport transport;
   {
-    OutputQueue out(pool);
-    Session session(owner, settings, date);
+    ByteQueue out(pool);
+    Session session(owner, settings, date, pool);
     uint64_t now = 1000;
     for (size_t fed = 0; fed < input.size(); fed += step) {
       size_t n = std::min(step, input.size() - fed);

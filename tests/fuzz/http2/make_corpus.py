@@ -7,8 +7,8 @@ import os
 
 import h2.config
 import h2.connection
-from hyperframe.frame import (ContinuationFrame, HeadersFrame, PingFrame,
-                              RstStreamFrame, SettingsFrame, WindowUpdateFrame)
+from hyperframe.frame import (ContinuationFrame, DataFrame, HeadersFrame, PingFrame,
+                              PriorityFrame, RstStreamFrame, SettingsFrame, WindowUpdateFrame)
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -81,6 +81,25 @@ def main():
         rapid += HeadersFrame(sid, enc.encode(req("/r")), flags=["END_HEADERS"]).serialize()
         rapid += RstStreamFrame(sid, 8).serialize()
     write("rapid_reset", 0xC0, rapid)
+
+    # Stream states the FrameChecker judges: frames after END_STREAM and after RST_STREAM,
+    # a stream id going back, PRIORITY depending on itself; split into small pieces so
+    # frames straddle reads.
+    enc = client().encoder
+    states = SettingsFrame(0).serialize()
+    states += HeadersFrame(5, enc.encode(req("/a")), flags=["END_HEADERS"]).serialize()
+    states += RstStreamFrame(5, 8).serialize() + DataFrame(5, b"late").serialize()
+    states += HeadersFrame(7, enc.encode(req("/b")), flags=["END_HEADERS", "END_STREAM"]).serialize()
+    states += WindowUpdateFrame(7, 10).serialize() + PriorityFrame(7, depends_on=0).serialize()
+    states += DataFrame(3, b"implicitly closed").serialize()
+    states += DataFrame(7, b"after end").serialize()
+    write("closed_stream_frames", 4, states)
+    back = SettingsFrame(0).serialize()
+    back += HeadersFrame(9, enc.encode(req("/c")), flags=["END_HEADERS", "END_STREAM"]).serialize()
+    back += HeadersFrame(3, enc.encode(req("/d")), flags=["END_HEADERS", "END_STREAM"]).serialize()
+    write("stream_id_going_back", 0xC0, back)
+    write("priority_on_itself", 1,
+          SettingsFrame(0).serialize() + PriorityFrame(11, depends_on=11).serialize())
 
 
 if __name__ == "__main__":

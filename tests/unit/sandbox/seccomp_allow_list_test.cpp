@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 #include <linux/sched.h>
+#include <netinet/in.h>
 #include <seccomp.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <map>
@@ -10,6 +12,13 @@
 
 namespace scalws::sandbox {
 namespace {
+
+bool hasChecks(const SyscallAllowance& entry) {
+  for (const ArgCheck& check : entry.checks) {
+    if (check.op != ArgCheck::Op::kNone) return true;
+  }
+  return false;
+}
 
 TEST(SeccompAllowListTest, EveryNameIsASyscallLibseccompKnows) {
   for (const SyscallAllowance& entry : seccompAllowList()) {
@@ -47,7 +56,7 @@ TEST(SeccompAllowListTest, ASyscallIsEitherAlwaysAllowedOrAlwaysChecked) {
   std::map<std::string, std::pair<int, int>> counts;  // name -> {unchecked, checked}
   for (const SyscallAllowance& entry : seccompAllowList()) {
     auto& c = counts[entry.name];
-    if (entry.first.op == ArgCheck::Op::kNone && entry.second.op == ArgCheck::Op::kNone) {
+    if (!hasChecks(entry)) {
       ++c.first;
     } else {
       ++c.second;
@@ -62,17 +71,44 @@ TEST(SeccompAllowListTest, ASyscallIsEitherAlwaysAllowedOrAlwaysChecked) {
 TEST(SeccompAllowListTest, ArgumentChecksWhereTheyMatter) {
   std::map<std::string, int> checked;
   for (const SyscallAllowance& entry : seccompAllowList()) {
-    if (entry.first.op != ArgCheck::Op::kNone) ++checked[entry.name];
+    if (hasChecks(entry)) ++checked[entry.name];
     if (std::string(entry.name) == "clone") {
-      EXPECT_EQ(entry.first.op, ArgCheck::Op::kMaskedEq);
-      EXPECT_TRUE(entry.first.mask & CLONE_THREAD);
-      EXPECT_EQ(entry.first.value, static_cast<uint64_t>(CLONE_THREAD));
-      EXPECT_TRUE(entry.first.mask & CLONE_NEWUSER);
+      const ArgCheck& flags = entry.checks[0];
+      EXPECT_EQ(flags.op, ArgCheck::Op::kMaskedEq);
+      EXPECT_TRUE(flags.mask & CLONE_THREAD);
+      EXPECT_EQ(flags.value, static_cast<uint64_t>(CLONE_THREAD));
+      EXPECT_TRUE(flags.mask & CLONE_NEWUSER);
     }
   }
-  for (const char* name : {"socket", "clone", "ioctl", "prctl", "tgkill", "prlimit64"}) {
+  for (const char* name : {"socket", "clone", "ioctl", "prctl", "tgkill", "prlimit64", "fcntl",
+                           "sendto", "sendmsg", "sendmmsg"}) {
     EXPECT_GT(checked[name], 0) << name << " should be allowed only with argument checks";
   }
+}
+
+// Every AF_INET/AF_INET6 socket entry pins the protocol (0 or IPPROTO_TCP), every send
+// entry refuses MSG_FASTOPEN: Landlock's TCP port rules see neither MPTCP nor a fast-open
+// connect.
+TEST(SeccompAllowListTest, InetSocketsPinTheProtocolAndSendsRefuseFastOpen) {
+  int inetEntries = 0;
+  for (const SyscallAllowance& entry : seccompAllowList()) {
+    std::string name = entry.name;
+    if (name == "socket" &&
+        (entry.checks[0].value == AF_INET || entry.checks[0].value == AF_INET6)) {
+      ++inetEntries;
+      const ArgCheck& protocol = entry.checks[2];
+      EXPECT_EQ(protocol.op, ArgCheck::Op::kMaskedEq);
+      EXPECT_EQ(protocol.arg, 2);
+      EXPECT_TRUE(protocol.value == 0 || protocol.value == IPPROTO_TCP) << protocol.value;
+    }
+    if (name == "sendto" || name == "sendmsg" || name == "sendmmsg") {
+      const ArgCheck& flags = entry.checks[0];
+      EXPECT_EQ(flags.arg, name == "sendmsg" ? 2 : 3) << name;
+      EXPECT_TRUE(flags.mask & MSG_FASTOPEN) << name;
+      EXPECT_EQ(flags.value & MSG_FASTOPEN, 0u) << name;
+    }
+  }
+  EXPECT_EQ(inetEntries, 4);
 }
 
 TEST(SeccompAllowListTest, Clone3FailsWithEnosysSoGlibcFallsBackToClone) {

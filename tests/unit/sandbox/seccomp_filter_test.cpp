@@ -1,8 +1,10 @@
 #include "sandbox/seccomp_filter.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/io_uring.h>
 #include <linux/netlink.h>
+#include <netinet/in.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -12,6 +14,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include <csignal>
+#include <cstring>
 #include <set>
 #include <string>
 #include <thread>
@@ -125,7 +129,7 @@ TEST(SeccompFilterTest, BatchedDatagramReceivesOnlyForHttp3) {
     SCOPED_TRACE(udp ? "udpDatagrams" : "no udpDatagrams");
     EXPECT_EQ(child.value("reported"), udp ? 1 : 0);
     EXPECT_CHILD_ERRNO(child, "recvmmsg", udp ? EBADF : EPERM);
-    EXPECT_CHILD_ERRNO(child, "sendmmsg", EPERM);  // nobody sends in batches of messages
+    EXPECT_CHILD_ERRNO(child, "sendmmsg", EBADF);  // allowed for all (without MSG_FASTOPEN)
     EXPECT_CHILD_ERRNO(child, "sendmsg", EBADF);
     EXPECT_CHILD_ERRNO(child, "udp_socket", EPERM);  // the sockets are inherited, never made
   }
@@ -167,6 +171,144 @@ TEST(SeccompFilterTest, SocketFamiliesAndTypes) {
     EXPECT_CHILD_ERRNO(child, "unix_dgram", EPERM);
     EXPECT_CHILD_ERRNO(child, "socketpair", 0);
   }
+}
+
+// MPTCP and SCTP stream sockets are not TCP to Landlock's port rules: only protocol 0 and
+// IPPROTO_TCP may be asked for.
+TEST(SeccompFilterTest, InetStreamSocketsAreTcpOnly) {
+  // Without the filter an MPTCP socket opens (net.mptcp.enabled is on by default): the
+  // test can fail.
+  ASSERT_EQ(trySocket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP), 0);
+  SandboxPolicy policy;
+  ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+    SandboxReport report;
+    common::Status st = applySeccomp(policy, report);
+    if (!st.ok()) probe.fail(st.message());
+    probe.record("default", trySocket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+    probe.record("tcp", trySocket(AF_INET, SOCK_STREAM, IPPROTO_TCP));
+    probe.record("tcp6", trySocket(AF_INET6, SOCK_STREAM, IPPROTO_TCP));
+    probe.record("mptcp", trySocket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP));
+    probe.record("mptcp6", trySocket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_MPTCP));
+    probe.record("sctp", trySocket(AF_INET, SOCK_STREAM, IPPROTO_SCTP));
+  });
+  int status = child.finish();
+  ASSERT_EQ(child.error(), "");
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_CHILD_ERRNO(child, "default", 0);
+  EXPECT_CHILD_ERRNO(child, "tcp", 0);
+  EXPECT_CHILD_ERRNO(child, "tcp6", 0);
+  EXPECT_CHILD_ERRNO(child, "mptcp", EPERM);
+  EXPECT_CHILD_ERRNO(child, "mptcp6", EPERM);
+  EXPECT_CHILD_ERRNO(child, "sctp", EPERM);
+}
+
+// MSG_FASTOPEN connects from inside sendto/sendmsg, past the connect() hook Landlock checks.
+TEST(SeccompFilterTest, FastOpenIsRefusedInEverySendCall) {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 16), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  auto* to = reinterpret_cast<sockaddr*>(&addr);
+  // Without the filter a fast-open send connects: the test can fail.
+  {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(sendto(fd, "x", 1, MSG_FASTOPEN | MSG_NOSIGNAL, to, sizeof(addr)), 1)
+        << strerror(errno);
+    close(fd);
+  }
+  SandboxPolicy policy;
+  ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+    SandboxReport report;
+    common::Status st = applySeccomp(policy, report);
+    if (!st.ok()) probe.fail(st.message());
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    probe.recordErrno("sendto", sendto(fd, "x", 1, MSG_FASTOPEN, to, sizeof(addr)));
+    iovec iov{const_cast<char*>("x"), 1};
+    msghdr msg{};
+    msg.msg_name = to;
+    msg.msg_namelen = sizeof(addr);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    probe.recordErrno("sendmsg", sendmsg(fd, &msg, MSG_FASTOPEN | MSG_NOSIGNAL));
+    mmsghdr batch{msg, 0};
+    probe.recordErrno("sendmmsg", sendmmsg(fd, &batch, 1, MSG_FASTOPEN));
+    // The ordinary way still works: connect (Landlock would check the port here), then send.
+    probe.recordErrno("connect", connect(fd, to, sizeof(addr)));
+    probe.recordErrno("send", send(fd, "x", 1, MSG_NOSIGNAL));
+    probe.recordErrno("sendmsg_plain", sendmsg(fd, &msg, MSG_NOSIGNAL));
+    close(fd);
+  });
+  int status = child.finish();
+  close(listener);
+  ASSERT_EQ(child.error(), "");
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_CHILD_ERRNO(child, "sendto", EPERM);
+  EXPECT_CHILD_ERRNO(child, "sendmsg", EPERM);
+  EXPECT_CHILD_ERRNO(child, "sendmmsg", EPERM);
+  EXPECT_CHILD_ERRNO(child, "connect", 0);
+  EXPECT_CHILD_ERRNO(child, "send", 0);
+  EXPECT_CHILD_ERRNO(child, "sendmsg_plain", 0);
+}
+
+// F_SETOWN + F_SETSIG would let a worker signal other processes of its uid where Landlock
+// does not scope signals (before 6.12); only flag and status commands are allowed.
+TEST(SeccompFilterTest, FcntlOnlyFlagCommands) {
+  SandboxPolicy policy;
+  ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int pipes[2];
+    if (pipe2(pipes, O_CLOEXEC) != 0) probe.fail("pipe2");
+    // Without the filter these work: the refusals below come from it.
+    probe.recordErrno("setown_before", fcntl(fd, F_SETOWN, getpid()));
+    SandboxReport report;
+    common::Status st = applySeccomp(policy, report);
+    if (!st.ok()) probe.fail(st.message());
+    int flags = fcntl(fd, F_GETFL);
+    probe.recordErrno("getfl", flags);
+    probe.recordErrno("setfl", fcntl(fd, F_SETFL, flags | O_NONBLOCK));
+    probe.recordErrno("setfl_async", fcntl(fd, F_SETFL, flags | O_ASYNC));
+    probe.recordErrno("getfd", fcntl(fd, F_GETFD));
+    probe.recordErrno("setfd", fcntl(fd, F_SETFD, FD_CLOEXEC));
+    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    probe.recordErrno("dupfd_cloexec", dup);
+    if (dup >= 0) close(dup);
+    probe.recordErrno("dupfd", fcntl(fd, F_DUPFD, 0));
+    probe.recordErrno("setown", fcntl(fd, F_SETOWN, getppid()));
+    f_owner_ex owner{F_OWNER_PID, getppid()};
+    probe.recordErrno("setown_ex", fcntl(fd, F_SETOWN_EX, &owner));
+    probe.recordErrno("getown", fcntl(fd, F_GETOWN));
+    probe.recordErrno("setsig", fcntl(fd, F_SETSIG, SIGUSR1));
+    probe.recordErrno("notify", fcntl(fd, F_NOTIFY, DN_MODIFY));
+    probe.recordErrno("setlease", fcntl(fd, F_SETLEASE, F_RDLCK));
+    probe.recordErrno("setpipe_sz", fcntl(pipes[0], F_SETPIPE_SZ, 1 << 20));
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    probe.recordErrno("setlk", fcntl(pipes[0], F_SETLK, &lock));
+  });
+  int status = child.finish();
+  ASSERT_EQ(child.error(), "");
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_CHILD_ERRNO(child, "setown_before", 0);
+  EXPECT_CHILD_ERRNO(child, "getfl", 0);
+  EXPECT_CHILD_ERRNO(child, "setfl", 0);
+  EXPECT_CHILD_ERRNO(child, "setfl_async", EPERM);
+  EXPECT_CHILD_ERRNO(child, "getfd", 0);
+  EXPECT_CHILD_ERRNO(child, "setfd", 0);
+  EXPECT_CHILD_ERRNO(child, "dupfd_cloexec", 0);
+  EXPECT_CHILD_ERRNO(child, "dupfd", EPERM);
+  EXPECT_CHILD_ERRNO(child, "setown", EPERM);
+  EXPECT_CHILD_ERRNO(child, "setown_ex", EPERM);
+  EXPECT_CHILD_ERRNO(child, "getown", EPERM);
+  EXPECT_CHILD_ERRNO(child, "setsig", EPERM);
+  EXPECT_CHILD_ERRNO(child, "notify", EPERM);
+  EXPECT_CHILD_ERRNO(child, "setlease", EPERM);
+  EXPECT_CHILD_ERRNO(child, "setpipe_sz", EPERM);
+  EXPECT_CHILD_ERRNO(child, "setlk", EPERM);
 }
 
 TEST(SeccompFilterTest, ArgumentChecksAndForbiddenCalls) {

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -26,17 +27,78 @@ Exchange::~Exchange() {
   if (read_buf_) pools_.loop().buffers().give(std::move(read_buf_));
 }
 
+void Exchange::moveTo(State next) {
+  // Allowed moves (see the header's picture); anything may end in kFree.
+  auto allowed = [&] {
+    switch (next) {
+      case State::kFree:
+        return true;
+      case State::kQueued:
+      case State::kConnecting:
+        return state_ == State::kFree || state_ == State::kQueued || state_ == State::kAwaitingHead;
+      case State::kAwaitingHead:
+        return state_ == State::kFree || state_ == State::kQueued || state_ == State::kConnecting ||
+               state_ == State::kAwaitingHead;
+      case State::kHeadParsed:
+        return state_ == State::kAwaitingHead;
+      case State::kStreaming:
+        return state_ == State::kHeadParsed || state_ == State::kClientBlocked;
+      case State::kClientBlocked:
+        return state_ == State::kStreaming;
+      case State::kAborted:
+        return state_ != State::kFree;
+    }
+    return false;
+  };
+  assert(allowed() && "Exchange: a state change the picture in exchange.h does not allow");
+  (void)allowed;
+  const State previous = state_;
+  state_ = next;
+  switch (next) {
+    case State::kQueued:
+      armTimer(pool_->spec().queue_timeout_ms);
+      return;
+    case State::kConnecting:
+      armTimer(pool_->spec().timeout_ms);
+      return;
+    case State::kAwaitingHead:
+      parser_.reset();
+      head_.reset();
+      stdout_bytes_ = 0;
+      if (!read_buf_) read_buf_ = pools_.loop().buffers().take();
+      armTimer(pool_->spec().timeout_ms);
+      return;
+    case State::kStreaming:
+      if (previous == State::kClientBlocked) {
+        // The client drained its queue: read the pool again.
+        armTimer(pool_->spec().timeout_ms);
+        updateWatch();
+      }
+      return;
+    case State::kClientBlocked:
+      // The client is slower than PHP: stop reading the pool until its queue drained (the
+      // pool's timeout measures PHP, not the client).
+      pools_.loop().disarmTimeout(*this);
+      updateWatch();
+      writer_->notifyWhenWritable(this);
+      return;
+    case State::kFree:
+    case State::kHeadParsed:
+    case State::kAborted:
+      return;
+  }
+}
+
 template <typename F>
 bool Exchange::callWriter(F&& f) {
   // A writer call may fail the client socket, and the connection then aborts us from
-  // inside the call: note it, and clean up once the call returned.
-  calling_writer_ = true;
+  // inside the call: abort() notes it, and the outermost frame cleans up once the call
+  // returned (inside the record parser, that is processRead()).
+  ++busy_;
   f();
-  calling_writer_ = false;
-  if (!aborted_) return true;
-  // Inside the record parser the read buffer is still being walked: processRead() cleans
-  // up once the parser returned.
-  if (!in_parse_) cleanupAfterAbort();
+  --busy_;
+  if (state_ != State::kAborted) return true;
+  if (busy_ == 0) cleanupAfterAbort();
   return false;
 }
 
@@ -49,12 +111,11 @@ void Exchange::start(Request& request, ResponseWriter& writer, PoolState& pool,
   send_.clear();
   send_pos_ = 0;
   stdin_ended_ = !request.has_body;
-  body_paused_ = client_paused_ = reused_ = retried_ = false;
-  calling_writer_ = aborted_ = false;
-  got_stdout_ = head_done_ = head_sent_ = end_seen_ = false;
+  attempts_ = 0;
+  busy_ = 0;
+  stdout_bytes_ = 0;
   head_error_ = nullptr;
   protocol_status_ = ProtocolStatus::kRequestComplete;
-  in_parse_ = false;
   pending_count_ = 0;
   stderr_line_.clear();
 
@@ -74,13 +135,13 @@ void Exchange::start(Request& request, ResponseWriter& writer, PoolState& pool,
 void Exchange::acquire() {
   PoolConnection* c = nullptr;
   int err = 0;
+  ++attempts_;
   switch (pool_->acquire(*this, c, err)) {
     case PoolState::Acquire::kGot:
       attach(*c);
       return;
     case PoolState::Acquire::kQueued:
-      state_ = State::kQueued;
-      armTimer(pool_->spec().queue_timeout_ms);
+      moveTo(State::kQueued);
       return;
     case PoolState::Acquire::kQueueFull:
       fail(503, "wait queue full");
@@ -94,21 +155,15 @@ void Exchange::acquire() {
 void Exchange::attach(PoolConnection& c) {
   conn_ = &c;
   c.lend(this);
-  reused_ = c.requestsServed() > 0;
   if (c.state() == PoolConnection::State::kConnecting) {
-    state_ = State::kConnecting;
-    armTimer(pool_->spec().timeout_ms);
+    moveTo(State::kConnecting);
     return;
   }
   becomeActive();
 }
 
 void Exchange::becomeActive() {
-  state_ = State::kActive;
-  parser_.reset();
-  head_.reset();
-  if (!read_buf_) read_buf_ = pools_.loop().buffers().take();
-  armTimer(pool_->spec().timeout_ms);
+  moveTo(State::kAwaitingHead);
   if (!flushSend()) return;
   if (!stdin_ended_ && send_.size() - send_pos_ < kSendHighWater) pauseBody(false);
   updateWatch();
@@ -139,14 +194,12 @@ void Exchange::armTimer(uint64_t ms) {
 }
 
 void Exchange::pauseBody(bool paused) {
-  if (body_paused_ == paused || writer_ == nullptr) return;
-  body_paused_ = paused;
-  writer_->setBodyReadPaused(paused);
+  if (writer_ != nullptr) writer_->setBodyReadPaused(paused);
 }
 
 void Exchange::updateWatch() {
-  if (conn_ == nullptr || state_ != State::kActive) return;
-  conn_->watch(!client_paused_, send_pos_ < send_.size());
+  if (conn_ == nullptr || !connected()) return;
+  conn_->watch(state_ != State::kClientBlocked, send_pos_ < send_.size());
 }
 
 bool Exchange::flushSend() {
@@ -177,17 +230,17 @@ bool Exchange::flushSend() {
 }
 
 void Exchange::onBodyData(std::string_view data) noexcept {
-  if (state_ == State::kFree) return;
+  if (state_ == State::kFree || state_ == State::kAborted) return;
   appendStream(send_, RecordType::kStdin, data);
   if (send_.size() - send_pos_ > kSendHighWater) pauseBody(true);
-  if (state_ == State::kActive) flushSend();
+  if (connected()) flushSend();
 }
 
 void Exchange::onBodyEnd() noexcept {
-  if (state_ == State::kFree) return;
+  if (state_ == State::kFree || state_ == State::kAborted) return;
   stdin_ended_ = true;
   appendEndOfStream(send_, RecordType::kStdin);
-  if (state_ == State::kActive) flushSend();
+  if (connected()) flushSend();
 }
 
 void Exchange::onPoolEvent(int status, int events) noexcept {
@@ -196,7 +249,7 @@ void Exchange::onPoolEvent(int status, int events) noexcept {
     return;
   }
   if ((events & UV_WRITABLE) != 0 && !flushSend()) return;
-  if ((events & UV_READABLE) != 0 && state_ == State::kActive && !client_paused_) readPool();
+  if ((events & UV_READABLE) != 0 && connected() && state_ != State::kClientBlocked) readPool();
 }
 
 void Exchange::readPool() {
@@ -210,17 +263,17 @@ void Exchange::readPool() {
     }
     armTimer(pool_->spec().timeout_ms);
     if (!processRead(static_cast<size_t>(n))) return;
-    if (client_paused_) return;
+    if (state_ == State::kClientBlocked) return;
   }
 }
 
 bool Exchange::processRead(size_t n) {
   pending_count_ = 0;
-  in_parse_ = true;
+  ++busy_;
   RecordParser::Result r = parser_.dispatch(read_buf_.get(), n);
-  in_parse_ = false;
-  if (aborted_) {
-    cleanupAfterAbort();
+  --busy_;
+  if (state_ == State::kAborted) {
+    if (busy_ == 0) cleanupAfterAbort();
     return false;
   }
   if (r.outcome == RecordParser::Outcome::kError) {
@@ -240,41 +293,37 @@ bool Exchange::processRead(size_t n) {
     return false;
   }
   if (!deliverPending(false)) return false;
-  if (writer_->queuedBytes() > kClientHighWater) {
-    // The client is slower than PHP: stop reading the pool until its queue drained.
-    client_paused_ = true;
-    pools_.loop().disarmTimeout(*this);
-    updateWatch();
-    writer_->notifyWhenWritable(this);
+  if (state_ == State::kStreaming && writer_->queuedBytes() > kClientHighWater) {
+    moveTo(State::kClientBlocked);
   }
   return true;
 }
 
 void Exchange::onStdout(std::string_view data) {
-  got_stdout_ = true;
-  if (head_error_ != nullptr || aborted_) return;
-  if (!head_done_) {
+  stdout_bytes_ += data.size();
+  if (head_error_ != nullptr || state_ == State::kAborted) return;
+  if (state_ == State::kAwaitingHead) {
     CgiHeadParser::Result r = head_.feed(data);
     if (r.outcome == CgiHeadParser::Outcome::kError) {
       head_error_ = r.error;
       return;
     }
     if (r.outcome == CgiHeadParser::Outcome::kNeedMore) return;
-    head_done_ = true;
+    moveTo(State::kHeadParsed);
     data.remove_prefix(r.consumed);
   }
   if (data.empty()) return;
   if (pending_count_ == kMaxPending) deliverPending(false);
-  if (aborted_) return;
+  if (state_ == State::kAborted) return;
   pending_[pending_count_++] = data;
 }
 
 bool Exchange::deliverPending(bool final_piece) {
-  if (!head_done_) return true;
+  if (state_ == State::kAwaitingHead) return true;  // nothing to give yet
   size_t count = pending_count_;
   pending_count_ = 0;
   return callWriter([&] {
-    if (!head_sent_) {
+    if (state_ == State::kHeadParsed) {
       ResponseHead head;
       head.status = head_.status();
       head.headers = head_.headers();
@@ -285,10 +334,10 @@ bool Exchange::deliverPending(bool final_piece) {
         for (size_t i = 0; i < count; ++i) total += pending_[i].size();
         head.content_length = total;
       }
-      head_sent_ = true;
+      moveTo(State::kStreaming);
       writer_->sendHead(head);
     }
-    for (size_t i = 0; i < count && !aborted_; ++i) {
+    for (size_t i = 0; i < count && state_ != State::kAborted; ++i) {
       writer_->sendBody(pending_[i], BodyLifetime::kCopy);
     }
   });
@@ -319,7 +368,6 @@ void Exchange::logStderrLine(std::string_view line) {
 
 void Exchange::onEndRequest(uint32_t app_status, ProtocolStatus status) {
   (void)app_status;
-  end_seen_ = true;
   protocol_status_ = status;
 }
 
@@ -331,7 +379,7 @@ void Exchange::complete(bool leftover) {
     fail(protocol_status_ == ProtocolStatus::kOverloaded ? 503 : 502, "request refused");
     return;
   }
-  if (!head_done_) {
+  if (state_ == State::kAwaitingHead) {
     LOG_ERROR("php_pool.%s: request %llx: the answer ended before its CGI head",
               pool_->spec().name.c_str(), static_cast<unsigned long long>(request_->id));
     fail(502, "no CGI head");
@@ -350,10 +398,7 @@ void Exchange::complete(bool leftover) {
 }
 
 void Exchange::onWritable() noexcept {
-  if (state_ != State::kActive || !client_paused_) return;
-  client_paused_ = false;
-  armTimer(pool_->spec().timeout_ms);
-  updateWatch();
+  if (state_ == State::kClientBlocked) moveTo(State::kStreaming);
 }
 
 void Exchange::onTimeout() noexcept {
@@ -363,13 +408,17 @@ void Exchange::onTimeout() noexcept {
       fail(503, "no pool connection free in time");
       return;
     case State::kConnecting:
-    case State::kActive:
+    case State::kAwaitingHead:
+    case State::kHeadParsed:
+    case State::kStreaming:
+    case State::kClientBlocked:
       LOG_ERROR("php_pool.%s: request %llx: no answer within %llu ms", pool_->spec().name.c_str(),
                 static_cast<unsigned long long>(request_->id),
                 static_cast<unsigned long long>(pool_->spec().timeout_ms));
       fail(504, "timeout");
       return;
     case State::kFree:
+    case State::kAborted:
       return;
   }
 }
@@ -377,8 +426,9 @@ void Exchange::onTimeout() noexcept {
 void Exchange::onPoolBroken(const char* why) {
   // A kept connection PHP-FPM closed while it sat idle shows up only when used; a request
   // whose records are all still here is retried once on a fresh connection.
-  if (reused_ && !got_stdout_ && !request_->has_body && !retried_) {
-    retried_ = true;
+  bool reused = conn_ != nullptr && conn_->requestsServed() > 0;
+  if (reused && state_ == State::kAwaitingHead && stdout_bytes_ == 0 && !request_->has_body &&
+      attempts_ == 1) {
     PoolConnection* c = conn_;
     conn_ = nullptr;
     pool_->release(*c, false);
@@ -401,7 +451,7 @@ void Exchange::fail(uint16_t status, const char* why) {
   }
   Request* request = request_;
   ResponseWriter* w = writer_;
-  bool head_sent = head_sent_;
+  bool head_sent = headSent();
   pauseBody(false);  // the connection must read (and drop) what the client still sends
   w->setInFlight(nullptr);
   teardown();
@@ -418,11 +468,11 @@ void Exchange::fail(uint16_t status, const char* why) {
 }
 
 void Exchange::abort() noexcept {
-  if (calling_writer_) {
-    aborted_ = true;
+  if (state_ == State::kFree) return;
+  if (busy_ > 0) {
+    moveTo(State::kAborted);  // the outermost writer call or parser run cleans up
     return;
   }
-  aborted_ = true;
   cleanupAfterAbort();
 }
 
@@ -445,7 +495,7 @@ void Exchange::teardown() {
   if (!stderr_line_.empty() && request_ != nullptr) logStderrLine(stderr_line_);
   stderr_line_.clear();
   if (read_buf_) pools_.loop().buffers().give(std::move(read_buf_));
-  state_ = State::kFree;
+  moveTo(State::kFree);
   request_ = nullptr;
   writer_ = nullptr;
   pool_ = nullptr;

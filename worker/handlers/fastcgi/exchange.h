@@ -17,6 +17,19 @@
 // it is registered as the writer's InFlight and the request's BodySink. It never touches
 // itself after handing the writer its last call (finish() may start the next request on
 // the connection, which may take this very object from the free list).
+//
+// States (State below; moveTo() is the one place the state changes, and does what entering
+// a state takes: timers, the poll, the writer's notifications):
+//
+//   kFree → kQueued → kConnecting → kAwaitingHead → kHeadParsed → kStreaming ⇄ kClientBlocked
+//     (kQueued and kConnecting are skipped when a connection is at hand)
+//   kAwaitingHead → kQueued | kConnecting | kAwaitingHead   a dead kept connection, retried once
+//   any → kFree                answered, failed, or the client went away
+//   any → kAborted → kFree     the client went away during a writer call or the record
+//                              parser: cleanup once they returned
+//
+// The request body (STDIN) goes its own way beside these: stdin_ended_ says whether its
+// end was sent on.
 #pragma once
 
 #include <cstdint>
@@ -70,7 +83,26 @@ class Exchange final : public InFlight,
   void onPoolEvent(int status, int events) noexcept override;
 
  private:
-  enum class State { kFree, kQueued, kConnecting, kActive };
+  enum class State : uint8_t {
+    kFree,           // in LoopPools' free list
+    kQueued,         // waiting for a pool connection (queue timeout armed)
+    kConnecting,     // a new connection is connecting (pool timeout armed)
+    kAwaitingHead,   // connected: records go out, STDOUT is read until the CGI head is whole
+    kHeadParsed,     // the head is whole, not yet given to the writer (within one read)
+    kStreaming,      // head sent; STDOUT goes on to the writer as it arrives
+    kClientBlocked,  // streaming, but the client's queue is full: the pool is not read
+    kAborted,        // the client went away while we were on the stack; cleanup pending
+  };
+
+  // The one place state_ changes: checks the transition and does what entering `next`
+  // takes.
+  void moveTo(State next);
+  // A pool connection is lent to us and usable (records go out, answers come in).
+  bool connected() const {
+    return state_ == State::kAwaitingHead || state_ == State::kHeadParsed ||
+           state_ == State::kStreaming || state_ == State::kClientBlocked;
+  }
+  bool headSent() const { return state_ == State::kStreaming || state_ == State::kClientBlocked; }
 
   // TimeoutEntry
   void onTimeout() noexcept override;
@@ -90,6 +122,8 @@ class Exchange final : public InFlight,
   void complete(bool leftover);
   void onPoolBroken(const char* why);
   void fail(uint16_t status, const char* why);
+  // Asks the writer to hold back (or go on reading) the client's body; the writer keeps
+  // that state and ignores a repeated request.
   void pauseBody(bool paused);
   void updateWatch();
   void armTimer(uint64_t ms);
@@ -97,6 +131,8 @@ class Exchange final : public InFlight,
   // Releases everything this request held except the writer; the object is free after.
   void teardown();
   void cleanupAfterAbort();
+  // Runs a writer call, which may abort us from inside; false when it did (then nothing of
+  // the exchange may be used any more).
   template <typename F>
   bool callWriter(F&& f);
 
@@ -109,28 +145,20 @@ class Exchange final : public InFlight,
 
   std::string send_;  // records not yet taken by the pool socket
   size_t send_pos_ = 0;
-  bool stdin_ended_ = false;
-  bool body_paused_ = false;
-  bool client_paused_ = false;
-  bool reused_ = false;
-  bool retried_ = false;
+  bool stdin_ended_ = false;  // the request body's end (or the absence of a body) was sent on
+  uint8_t attempts_ = 0;      // pool connections tried: a dead kept one is retried once
 
   std::unique_ptr<char[]> read_buf_;
   RecordParser parser_;
   CgiHeadParser head_;
-  bool got_stdout_ = false;
-  bool head_done_ = false;
-  bool head_sent_ = false;
-  bool end_seen_ = false;
+  uint64_t stdout_bytes_ = 0;  // of the answer, from this connection
   ProtocolStatus protocol_status_ = ProtocolStatus::kRequestComplete;
   const char* head_error_ = nullptr;
   static constexpr size_t kMaxPending = 16;
   std::string_view pending_[kMaxPending];
   size_t pending_count_ = 0;
 
-  bool calling_writer_ = false;
-  bool in_parse_ = false;
-  bool aborted_ = false;
+  uint8_t busy_ = 0;  // writer calls and parser runs on the stack: abort() must wait for them
   std::string stderr_line_;
 };
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "worker/loop/worker_loop.h"
+
 namespace scalws::worker {
 namespace {
 
@@ -26,6 +28,10 @@ OpenFileCache::Limits OpenFileCache::defaultLimits() {
   // loops of a "single" process; EMFILE still makes the cache shed entries (openFresh).
   limits.max_entries = std::clamp<size_t>(fds / 8, 32, 4096);
   return limits;
+}
+
+OpenFileCache::OpenFileCache(WorkerLoop& loop) : OpenFileCache(defaultLimits()) {
+  counters_ = &loop.counters();
 }
 
 OpenFileCache::OpenFileCache(Limits limits) : limits_(limits) {

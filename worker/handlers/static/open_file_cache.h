@@ -29,6 +29,7 @@
 #include "common/config/site_config.h"
 #include "worker/handlers/static/doc_root.h"
 #include "worker/handlers/static/open_file.h"
+#include "worker/loop/loop_local.h"
 #include "worker/metrics/loop_counters.h"
 
 namespace scalws::worker {
@@ -55,7 +56,10 @@ struct FileResult {
   int error = 0;
 };
 
-class OpenFileCache {
+class WorkerLoop;
+
+// One per loop (a LoopLocal: the loop holds it without knowing it), never shared.
+class OpenFileCache final : public LoopLocal {
  public:
   struct Limits {
     size_t max_entries = 1024;
@@ -70,7 +74,9 @@ class OpenFileCache {
 
   explicit OpenFileCache(Limits limits);
   OpenFileCache() : OpenFileCache(defaultLimits()) {}
-  ~OpenFileCache();
+  // The loop's own (WorkerLoop::local<OpenFileCache>()), counting into its metrics.
+  explicit OpenFileCache(WorkerLoop& loop);
+  ~OpenFileCache() override;
   OpenFileCache(const OpenFileCache&) = delete;
   OpenFileCache& operator=(const OpenFileCache&) = delete;
 

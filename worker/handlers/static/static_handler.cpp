@@ -56,7 +56,7 @@ StaticHandler::StaticHandler(const common::config::StaticAction& action, DocRoot
 
 void StaticHandler::handle(Request& request, ResponseWriter& writer) noexcept {
   WorkerLoop& loop = *request.loop;
-  serve(request, writer, loop.openFileCache(), uv_now(loop.uv()));
+  serve(request, writer, loop.local<OpenFileCache>(), uv_now(loop.uv()));
 }
 
 FileLookup StaticHandler::lookup(std::string_view path, uint64_t now_ms) const {

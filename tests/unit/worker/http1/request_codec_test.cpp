@@ -150,6 +150,24 @@ TEST_P(RequestCodecTest, ChunkedBodyWithExtensionAndTrailer) {
   EXPECT_TRUE(d.seen[0].complete);
 }
 
+TEST_P(RequestCodecTest, PipelinedAfterChunkedBodiesWithTrailers) {
+  std::string input;
+  for (int i = 0; i < 5; ++i) {
+    input += "POST /" + std::to_string(i) +
+             " HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+             "3;e=\"q\"\r\nabc\r\n0\r\nX-Sum: 1\r\n\r\nGET /g HTTP/1.1\r\nHost: a\r\n\r\n";
+  }
+  Driver d;
+  d.feed(input, GetParam());
+  ASSERT_EQ(d.error_status, 0) << d.error_reason;
+  ASSERT_EQ(d.seen.size(), 10u);
+  for (int i = 0; i < 10; i += 2) {
+    EXPECT_EQ(d.seen[i].body, "abc");
+    EXPECT_TRUE(d.seen[i].complete);
+    EXPECT_EQ(d.seen[i + 1].raw_path, "/g");
+  }
+}
+
 TEST_P(RequestCodecTest, Http10KeepAliveRules) {
   Driver d;
   d.feed(
@@ -166,11 +184,28 @@ TEST_P(RequestCodecTest, Http10KeepAliveRules) {
 
 TEST_P(RequestCodecTest, AbsoluteFormTargetWinsOverHost) {
   Driver d;
-  d.feed("GET http://Other.Example:81/x/y?q HTTP/1.1\r\nHost: a\r\n\r\n", GetParam());
+  d.feed("GET http://Other.Example:81/x/y?q HTTP/1.1\r\nHost: other.example:81\r\n\r\n",
+         GetParam());
   ASSERT_EQ(d.error_status, 0) << d.error_reason;
   EXPECT_EQ(d.seen[0].host, "other.example");
   EXPECT_EQ(d.seen[0].raw_path, "/x/y");
   EXPECT_EQ(d.seen[0].query, "q");
+}
+
+// RFC 9112 §3.2.2 lets the target's authority win; a Host naming another host is refused
+// instead, so no handler sees a host other than the one the route matched.
+TEST_P(RequestCodecTest, AbsoluteFormWhoseAuthorityDiffersFromHostIs400) {
+  Driver d;
+  d.feed("GET http://victim.example/x HTTP/1.1\r\nHost: tenant.example\r\n\r\n", GetParam());
+  EXPECT_EQ(d.error_status, 400);
+  EXPECT_TRUE(d.seen.empty() || !d.seen[0].complete);
+}
+
+TEST_P(RequestCodecTest, AbsoluteFormWithoutHostInHttp10IsServed) {
+  Driver d;
+  d.feed("GET http://a.example/x HTTP/1.0\r\n\r\n", GetParam());
+  ASSERT_EQ(d.error_status, 0) << d.error_reason;
+  EXPECT_EQ(d.seen[0].host, "a.example");
 }
 
 TEST_P(RequestCodecTest, ExpectContinue) {
@@ -241,6 +276,34 @@ TEST_P(RequestCodecTest, MalformedRequestsAreRefused) {
       {"userinfo in absolute form", "GET http://u@a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400},
       {"unsupported expect", "GET / HTTP/1.1\r\nHost: a\r\nExpect: magic\r\n\r\n", 417},
       {"space in target", "GET /a b HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+      // The request line with a URI's and a version's strictness.
+      {"fragment in target", "GET /#x HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+      {"fragment after query", "GET /a?b#c HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+      {"raw UTF-8 in target", "GET /caf\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+      {"raw 0x80 in query", "GET /?q=\x80 HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+      {"version with leading zero", "GET / HTTP/01.1\r\nHost: a\r\n\r\n", 400},
+      {"version 02.0", "GET / HTTP/02.0\r\nHost: a\r\n\r\n", 400},
+      {"version two-digit minor", "GET / HTTP/1.10\r\nHost: a\r\n\r\n", 400},
+      {"version 3 without minor", "GET / HTTP/3\r\nHost: a\r\n\r\n", 400},
+      {"over-long method", std::string(33, 'X') + " / HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+      {"over-long method starting like GET",
+       "GET" + std::string(4000, 'T') + " / HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+      {"unknown method of 32 bytes", std::string(32, 'X') + " / HTTP/1.1\r\nHost: a\r\n\r\n", 501},
+      // Chunked framing after the head, checked like the head (llhttp 8.1.0 is lax there).
+      {"chunked end with bare CR and a byte",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\rX"
+       "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n",
+       400},
+      {"any two bytes as chunk CRLF",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXY0\r\n\r\n",
+       400},
+      {"obs-fold in trailer",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: a\r\n b\r\n\r\n",
+       400},
+      {"space before colon in trailer",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX : a\r\n\r\n", 400},
+      {"bare CR in trailer",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: a\rb\r\n\r\n", 400},
   };
   for (const Malformed& c : cases) {
     Driver d;

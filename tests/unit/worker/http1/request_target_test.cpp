@@ -35,6 +35,20 @@ TEST(RequestTargetTest, Forms) {
   EXPECT_FALSE(parseRequestTarget("", Method::kGet, t));
 }
 
+TEST(RequestTargetTest, FragmentsAndNonAsciiBytesAreNotTargets) {
+  RequestTarget t;
+  EXPECT_FALSE(parseRequestTarget("/#x", Method::kGet, t));
+  EXPECT_FALSE(parseRequestTarget("/a?b#c", Method::kGet, t));
+  EXPECT_FALSE(parseRequestTarget("http://a/b#c", Method::kGet, t));
+  EXPECT_FALSE(parseRequestTarget("/caf\xc3\xa9", Method::kGet, t));
+  EXPECT_FALSE(parseRequestTarget("/\x80", Method::kGet, t));
+  EXPECT_FALSE(parseRequestTarget("/a\x7f", Method::kGet, t));
+  EXPECT_FALSE(parseRequestTarget("http://h\xc3\xa9/", Method::kGet, t));
+  // Percent-encoded, the same bytes are fine, and so are the characters clients send raw.
+  EXPECT_TRUE(parseRequestTarget("/caf%C3%A9%23x", Method::kGet, t));
+  EXPECT_TRUE(parseRequestTarget("/a|b{c}^d", Method::kGet, t));
+}
+
 TEST(RequestTargetTest, HostSyntax) {
   bool valid = false;
   EXPECT_EQ(hostWithoutPort("example.com:80", valid), "example.com");

@@ -14,7 +14,7 @@
 
 #include "common/http_date.h"
 #include "worker/http2/session.h"
-#include "worker/net/output_queue.h"
+#include "worker/net/byte_queue.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker::http2::testing {
@@ -174,7 +174,7 @@ class TestOwner final : public SessionOwner {
 class SessionHarness {
  public:
   explicit SessionHarness(const SessionSettings& settings = {})
-      : session(owner, settings, date), out(pool) {}
+      : session(owner, settings, date, pool), out(pool) {}
 
   bool feed(const std::string& bytes) {
     bool ok = session.receive(bytes.data(), bytes.size(), now_ms);
@@ -201,7 +201,7 @@ class SessionHarness {
   common::DateCache date;
   BufferPool pool;
   Session session;
-  OutputQueue out;
+  ByteQueue out;
   StringTransport transport;
   uint64_t now_ms = 1'000'000;
 };

@@ -366,5 +366,42 @@ TEST(Http2Session, SendStopsAtTheHighWaterMark) {
   EXPECT_GE(server.out.pendingBytes(), settings.output_high_water);
 }
 
+// RFC 9113 §8.3.1: a Host naming another entity than :authority makes the request
+// malformed. The router matches :authority while PHP sees Host, so it is refused.
+TEST(Http2Session, HostDifferingFromAuthorityIs400) {
+  SessionHarness server;
+  Client client;
+  int32_t differs = client.get("/", "GET", {{"host", "victim.example"}});
+  int32_t other_port = client.get("/", "GET", {{"host", "example.com:8443"}});
+  int32_t same = client.get("/", "GET", {{"host", "Example.COM"}});
+  int32_t same_port = client.get("/", "GET", {{"host", "example.com:443"}});
+  client.exchange(server);
+  EXPECT_EQ(client.responses[differs].status, 400);
+  EXPECT_EQ(client.responses[same].status, 200);
+  // :authority names no port here, so any port of the same host is the same entity.
+  EXPECT_EQ(client.responses[other_port].status, 200);
+  EXPECT_EQ(client.responses[same_port].status, 200);
+  EXPECT_EQ(server.owner.errors, std::vector<uint16_t>{400});
+}
+
+TEST(Http2Session, HostAndAuthorityWithDifferentPortsIs400) {
+  SessionHarness server;
+  Client client;
+  std::vector<std::pair<std::string, std::string>> fields = {{":method", "GET"},
+                                                             {":scheme", "https"},
+                                                             {":authority", "example.com:8443"},
+                                                             {":path", "/"},
+                                                             {"host", "example.com:9443"}};
+  std::vector<nghttp2_nv> nva;
+  for (auto& [n, v] : fields) {
+    nva.push_back({reinterpret_cast<uint8_t*>(n.data()), reinterpret_cast<uint8_t*>(v.data()),
+                   n.size(), v.size(), NGHTTP2_NV_FLAG_NONE});
+  }
+  int32_t id =
+      nghttp2_submit_request(client.raw(), nullptr, nva.data(), nva.size(), nullptr, nullptr);
+  client.exchange(server);
+  EXPECT_EQ(client.responses[id].status, 400);
+}
+
 }  // namespace
 }  // namespace scalws::worker::http2

@@ -25,6 +25,10 @@ struct Owner final : SessionOwner {
   std::vector<std::string> seen;  // "METHOD path host version"
   void onRequest(Stream& s) noexcept override {
     Request& r = s.request();
+    if (s.requestError() != 0) {  // what Connection::onRequest does first
+      s.respond(s.requestError(), {}, "", BodyLifetime::kStable);
+      return;
+    }
     seen.push_back(std::string(r.method_name) + " " + std::string(r.target) + " " +
                    std::string(r.host) + " " + std::string(httpVersionName(r.version)));
     if (r.target == "/hello") {
@@ -127,8 +131,9 @@ class SessionTest : public ::testing::Test, private quic::ConnectionFactory {
     client_.send(client_.openUni(), std::string("\x03", 1), false);
   }
 
-  // GET `path` for authority site.test: a HEADERS frame of QPACK static references.
-  int64_t get(const std::string& path) {
+  // GET `path` for authority site.test: a HEADERS frame of QPACK static references, and a
+  // Host field (a literal name) when `host` is not empty.
+  int64_t get(const std::string& path, const std::string& host = "") {
     std::string fields("\x00\x00", 2);
     fields += '\xd1';  // :method GET (static 17)
     fields += '\xd7';  // :scheme https (static 23)
@@ -138,6 +143,12 @@ class SessionTest : public ::testing::Test, private quic::ConnectionFactory {
     fields += '\x50';  // :authority, name from static 0
     fields += '\x09';
     fields += "site.test";
+    if (!host.empty()) {
+      fields += '\x24';  // literal field line, literal name of 4 bytes
+      fields += "host";
+      fields += static_cast<char>(host.size());
+      fields += host;
+    }
     std::string frame("\x01", 1);
     frame += static_cast<char>(fields.size());
     frame += fields;
@@ -193,6 +204,30 @@ TEST_F(SessionTest, ARequestIsRoutedToTheOwnerAndAnswered) {
   ASSERT_GE(headers.size(), 3u);
   EXPECT_EQ(static_cast<uint8_t>(headers[2]), 0xd9);  // :status 200 (static 25)
   EXPECT_EQ(body, "hello h3");
+}
+
+// RFC 9114 §4.3.1: Host may repeat :authority but not name another one (routes would
+// match one while PHP's HTTP_HOST carried the other).
+TEST_F(SessionTest, AHostThatDiffersFromTheAuthorityGets400) {
+  openHttp3();
+  int64_t same = get("/hello", "SITE.test");
+  int64_t other = get("/hello", "other.test");
+  pump();
+  ASSERT_EQ(owner_.seen.size(), 1u);
+  EXPECT_EQ(owner_.seen[0], "GET /hello site.test HTTP/3.0");
+  ASSERT_TRUE(client_.finished(same));
+  ASSERT_TRUE(client_.finished(other));
+  std::string headers;
+  std::string body;
+  parse(client_.received(same), headers, body);
+  ASSERT_GE(headers.size(), 3u);
+  EXPECT_EQ(static_cast<uint8_t>(headers[2]), 0xd9);  // :status 200
+  headers.clear();
+  body.clear();
+  parse(client_.received(other), headers, body);
+  ASSERT_GE(headers.size(), 4u);
+  EXPECT_EQ(static_cast<uint8_t>(headers[2]), 0xff);  // :status 400 (static 67 = 63 + 4)
+  EXPECT_EQ(static_cast<uint8_t>(headers[3]), 0x04);
 }
 
 TEST_F(SessionTest, ALargeBodyCrossesFlowControlAndComesWhole) {

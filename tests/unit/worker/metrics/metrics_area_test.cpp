@@ -17,7 +17,7 @@ using common::metrics::Action;
 TEST(MetricsAreaTest, ChildProcessesWriteTheirSlotsAndTheParentSeesTheSum) {
   auto area = MetricsArea::create(4);
   ASSERT_TRUE(area.ok());
-  std::unique_ptr<MetricsArea> a(*area);
+  std::unique_ptr<MetricsArea> a = std::move(area).value();
   for (size_t slot = 0; slot < 2; ++slot) {
     pid_t pid = fork();
     if (pid == 0) {
@@ -43,7 +43,7 @@ TEST(MetricsAreaTest, ChildProcessesWriteTheirSlotsAndTheParentSeesTheSum) {
 TEST(MetricsAreaTest, RetiringASlotKeepsTotalsMonotonic) {
   auto area = MetricsArea::create(2);
   ASSERT_TRUE(area.ok());
-  std::unique_ptr<MetricsArea> a(*area);
+  std::unique_ptr<MetricsArea> a = std::move(area).value();
   LoopCounters* c = a->slot(0);
   c->countRequest(200, Action::kStatic, 10);
   c->conn_accepted.add(3);
@@ -69,7 +69,7 @@ TEST(MetricsAreaTest, UnclaimedSlotsAreNeverTouched) {
   constexpr size_t kSlots = 2048;
   auto area = MetricsArea::create(kSlots, false);
   ASSERT_TRUE(area.ok());
-  std::unique_ptr<MetricsArea> a(*area);
+  std::unique_ptr<MetricsArea> a = std::move(area).value();
   EXPECT_EQ(a->total().requests(), 0u);
   a->claim(1);
   a->slot(1)->countRequest(200, Action::kRespond, 10);

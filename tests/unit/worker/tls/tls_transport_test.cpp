@@ -42,7 +42,7 @@ class TlsTransportTest : public ::testing::Test {
     return records;
   }
 
-  // Writes `data` through the transport as the OutputQueue would: retrying the same bytes.
+  // Writes `data` through the transport as the ByteQueue would: retrying the same bytes.
   void writeAll(const std::string& data) {
     size_t done = 0;
     for (int i = 0; i < 10000 && done < data.size(); ++i) {

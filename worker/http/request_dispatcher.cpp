@@ -1,0 +1,61 @@
+#include "worker/http/request_dispatcher.h"
+
+#include <uv.h>
+
+#include "worker/access_log.h"
+#include "worker/config_snapshot.h"
+#include "worker/http/error_response.h"
+#include "worker/http/http_stream.h"
+#include "worker/http/path_normalizer.h"
+#include "worker/loop/worker_loop.h"
+
+namespace scalws::worker {
+
+void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap) noexcept {
+  Request& r = stream.request_;
+  stream.body_limit_ = snap.server().max_body;
+  if (r.method == Method::kOptions && r.target == "*") {
+    const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
+    stream.respond(200, allow, {}, BodyLifetime::kStable);
+    return;
+  }
+  PathNormalization norm = normalizePath(r.raw_path, *r.arena);
+  if (!norm.ok) {
+    sendError(r, stream, 400, {}, true);
+    return;
+  }
+  r.path = norm.path;
+
+  int route = snap.router().match(r);
+  if (route < 0) {
+    sendError(r, stream, 404);
+    return;
+  }
+  r.route = &snap.route(route);
+  uint64_t max_body = snap.maxBody(route);
+  stream.body_limit_ = max_body;
+  if (r.has_body && !r.chunked && r.content_length > max_body) {
+    sendError(r, stream, 413, {}, true);
+    return;
+  }
+  if (r.peer != nullptr && !snap.policyAllows(route, *r.peer)) {
+    sendError(r, stream, 403);
+    return;
+  }
+  Handler* handler = snap.handler(route);
+  stream.handler_ = handler;
+  stream.action_ = snap.action(route);
+  if (r.expect_continue) stream.onExpectContinue(handler->consumesBody());
+  handler->handle(r, stream);
+}
+
+void RequestDispatcher::account(const HttpStream& stream, WorkerLoop& loop) noexcept {
+  const Request& r = stream.request_;
+  uint64_t us = r.start_ns != 0 ? (uv_hrtime() - r.start_ns) / 1000 : 0;
+  loop.counters().countRequest(stream.status_, stream.action_, us);
+  if (AccessLog* log = loop.accessLog(); log != nullptr) {
+    log->record(r, stream.status_, stream.body_bytes_, stream.handler_);
+  }
+}
+
+}  // namespace scalws::worker

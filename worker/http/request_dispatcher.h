@@ -1,0 +1,33 @@
+// The one request path every protocol shares, from a parsed head to its answer and, once
+// the response is over, to the access log and the counters. A protocol's adapter parses
+// (HTTP/1.1's RequestCodec, HTTP/2's Session), fills the stream's Request (with its peer
+// and loop), calls dispatch(), and calls account() when the exchange ends; it never
+// routes.
+//
+// dispatch(), in order:
+//   1. OPTIONS * (RFC 9110 §9.3.7) is answered with the methods we serve;
+//   2. the path is normalised (percent-decoding, dot segments): 400 when it cannot be;
+//   3. the router picks a route: 404 when none matches;
+//   4. the route's policy: a declared body over max_body gets 413 before the handler runs
+//      (it must not answer a request we will not read), a peer outside `allow` gets 403;
+//   5. Expect: 100-continue is settled (HttpStream::onExpectContinue);
+//   6. the route's handler runs.
+// Every error goes through sendError. The stream's body limit is the route's max_body
+// (the server's when no route matched) once dispatch() returns.
+#pragma once
+
+namespace scalws::worker {
+
+class ConfigSnapshot;
+class HttpStream;
+class WorkerLoop;
+
+class RequestDispatcher {
+ public:
+  static void dispatch(HttpStream& stream, const ConfigSnapshot& snapshot) noexcept;
+  // The exchange is over (its response finished, or a codec error was answered): one
+  // access-log line and the loop's request counters.
+  static void account(const HttpStream& stream, WorkerLoop& loop) noexcept;
+};
+
+}  // namespace scalws::worker
