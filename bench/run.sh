@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# bench/run.sh — ScalWS side by side with nginx, same worker count, same pinning, rotated
-# rounds; results under bench/results/ naming the tree they measured. See bench/README.md.
+# bench/run.sh — ScalWS side by side with nginx and h2o (or two builds of ScalWS), same
+# worker count, same pinning, rotated rounds; results under bench/results/ naming the tree
+# they measured. See bench/README.md.
 set -Eeuo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,9 +22,11 @@ usage: bench/run.sh [options]
 
   --scenarios a,b        scenarios to run (default: all)
                          ${BENCH_SCENARIOS[*]}
-  --servers A,B          the two servers compared, ratio = A/B (default: scalws,nginx);
-                         kinds: scalws, scalws-nosandbox, scalws-nometrics, nginx
-                         (nginx,nginx validates the tool)
+  --servers A,B[,C]      the servers compared, ratios = A/B (and A/C) (default: scalws,nginx);
+                         kinds: scalws, scalws-nosandbox, scalws-nometrics, nginx, h2o;
+                         a ScalWS kind may name its build: scalws@build-pgo,scalws@build
+                         (a build directory or a scalwsd binary); nginx,nginx validates
+                         the tool; one server alone only with --quick (PGO training)
   --rounds R             measured rounds per scenario, order rotated (default: $ROUNDS)
   --duration S           seconds per measured round (default: $DURATION)
   --warmup S             seconds of unmeasured load per server first (default: $WARMUP)
@@ -43,6 +46,9 @@ usage: bench/run.sh [options]
   --gate                 exit 1 when a median ratio misses its target (bench/TARGETS.md)
   --design FILE          another file with a "## Performance targets" table
   --quick                a few seconds per scenario: every supported scenario answers 2xx
+  --quick-duration S     seconds of load per scenario and server in --quick (default: $QUICK_DURATION)
+  --scalws-mode M        ScalWS's [server] mode, multi or single (default: $SCALWS_MODE;
+                         single exits through main, which an instrumented build needs)
   --scalwsd PATH         the ScalWS binary (default: build/bin/scalwsd)
   --h3load PATH          the HTTP/3 load tool (default: scalws-h3load next to --scalwsd)
   --scalwsd-nometrics PATH  scalwsd built with -DSCALWS_METRICS=OFF, for the kind
@@ -68,6 +74,7 @@ set_defaults() {
   WARMUP=2
   DOUBLE_DURATION=1
   QUICK_DURATION=1
+  SCALWS_MODE=multi
   QUIET_WAIT=20
   QUIET_BUDGET=120
   ROUND_RETRIES=2
@@ -91,6 +98,7 @@ set_defaults() {
   RESULTS_DIR=$BENCH_DIR/results
   TUNE_FILE=""
   NGINX_BIN=${NGINX_BIN:-nginx}
+  H2O_BIN=${H2O_BIN:-h2o}
   PHP_FPM_BIN=${PHP_FPM_BIN:-php-fpm8.2}
   PY=/usr/bin/python3
 }
@@ -117,6 +125,8 @@ parse_args() {
       --gate) GATE=1 ;;
       --design) DESIGN=$2; shift ;;
       --quick) MODE=quick ;;
+      --quick-duration) QUICK_DURATION=$2; shift ;;
+      --scalws-mode) SCALWS_MODE=$2; shift ;;
       --scalwsd) SCALWSD=$2; shift ;;
       --h3load) H3LOAD=$2; shift ;;
       --scalwsd-nometrics) SCALWSD_NOMETRICS=$2; shift ;;
@@ -133,11 +143,14 @@ parse_args() {
 
 validate_settings() {
   local n s opt
-  for n in ROUNDS DURATION WARMUP DOUBLE_DURATION WORKERS PEER_WORKERS PHP_CHILDREN QUIET_WAIT; do
+  for n in ROUNDS DURATION WARMUP DOUBLE_DURATION WORKERS PEER_WORKERS PHP_CHILDREN QUIET_WAIT \
+    QUICK_DURATION; do
     opt=${n,,}
     [[ ${!n} =~ ^[0-9]+$ ]] || die "--${opt//_/-} must be a whole number, got '${!n}'"
   done
-  ((ROUNDS >= 1 && DURATION >= 1 && WORKERS >= 1)) || die "rounds, duration, workers must be >= 1"
+  ((ROUNDS >= 1 && DURATION >= 1 && WORKERS >= 1 && QUICK_DURATION >= 1)) ||
+    die "rounds, duration, quick-duration, workers must be >= 1"
+  [[ $SCALWS_MODE == multi || $SCALWS_MODE == single ]] || die "--scalws-mode is multi or single"
   [[ -z $CONNS_OVERRIDE || $CONNS_OVERRIDE =~ ^[1-9][0-9]*$ ]] || die "bad --conns"
   cpu_list_validate "$SERVER_CPUS"
   cpu_list_validate "$CLIENT_CPUS"
@@ -158,24 +171,38 @@ validate_settings() {
   [[ $SCALWSD_NOMETRICS == /* ]] || SCALWSD_NOMETRICS=$PWD/$SCALWSD_NOMETRICS
 }
 
-# Server names: kinds from --servers; a kind named twice gets "#2" (its own run dir and port).
+# Server names: the specs of --servers ("scalws", "scalws@build-pgo", "h2o"); a spec named
+# twice gets "#2" (its own run dir and port). SERVER_KIND and SERVER_BIN by name.
+declare -gA SERVER_KIND=() SERVER_BIN=()
 parse_servers() {
-  local -a kinds
-  IFS=, read -ra kinds <<<"$SERVER_SPEC"
-  ((${#kinds[@]} == 2)) || die "--servers takes exactly two servers, got '$SERVER_SPEC'"
+  local -a specs
+  IFS=, read -ra specs <<<"$SERVER_SPEC"
+  local n=${#specs[@]}
+  if ((n == 1)); then
+    [[ $MODE == quick ]] || die "one server alone only with --quick (e.g. PGO training)"
+  elif ((n < 1 || n > 3)); then
+    die "--servers takes two or three servers (A,B or A,B,C), got '$SERVER_SPEC'"
+  fi
   SERVER_NAMES=() SERVER_KINDS=()
-  local k
-  for k in "${kinds[@]}"; do
-    case $k in
-      scalws | scalws-nosandbox | scalws-nometrics | nginx) ;;
-      *) die "unknown server kind '$k'" ;;
+  local spec kind name
+  for spec in "${specs[@]}"; do
+    kind=${spec%%@*}
+    case $kind in
+      scalws | scalws-nosandbox | scalws-nometrics) ;;
+      nginx | h2o) [[ $spec != *@* ]] || die "'$spec': only a ScalWS kind takes @BUILD" ;;
+      *) die "unknown server kind '$kind' (in '$spec')" ;;
     esac
-    if [[ " ${SERVER_NAMES[*]} " == *" $k "* ]]; then
-      SERVER_NAMES+=("$k#2")
-    else
-      SERVER_NAMES+=("$k")
+    [[ $spec != *@ ]] || die "'$spec': @ needs a build directory or a scalwsd binary"
+    if [[ $kind == h2o ]]; then
+      command -v "$H2O_BIN" >/dev/null || die "$H2O_BIN is not installed (deploy/install-deps.sh)"
     fi
-    SERVER_KINDS+=("$k")
+    name=$spec
+    [[ " ${SERVER_NAMES[*]} " == *" $spec "* ]] && name="$spec#2"
+    SERVER_NAMES+=("$name")
+    SERVER_KINDS+=("$kind")
+    SERVER_KIND[$name]=$kind
+    SERVER_BIN[$name]=""
+    if [[ $kind == scalws* ]]; then SERVER_BIN[$name]=$(scalwsd_of_spec "$spec"); fi
   done
 }
 
@@ -235,9 +262,14 @@ write_meta() {
   local -a kinds_csv names_csv
   names_csv=$(IFS=,; echo "${SERVER_NAMES[*]}")
   kinds_csv=$(IFS=,; echo "${SERVER_KINDS[*]}")
-  local -a versions=(
-    "nginx=$(server_version nginx)"
-    "scalwsd=$(server_version scalws)"
+  local -a versions=()
+  local name
+  for name in "${SERVER_NAMES[@]}"; do
+    versions+=("$name=$(server_version "$name")")
+  done
+  [[ " ${SERVER_KINDS[*]} " == *" nginx "* ]] || versions+=("nginx=$("$NGINX_BIN" -v 2>&1 |
+    sed 's/^nginx version: //')")
+  versions+=(
     "wrk=$(version_word wrk -v)"
     "h2load=$(version_word h2load --version)"
     "h3load=$([[ -x $H3LOAD ]] && echo "$H3LOAD" || echo "not built")"
@@ -438,6 +470,7 @@ write_results() {
     name=quick-latest
   else
     name=$stamp-$COMMIT_TAG-${SERVER_SPEC//,/-vs-}
+    name=${name//\//_}
   fi
   local -a args=(--raw "$RAW_JSONL" --meta "$RUNDIR/meta.json"
     --out-json "$RESULTS_DIR/$name.json" --out-txt "$RESULTS_DIR/$name.txt")

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/quoted.h"
 #include "controller/instance_config.h"
 #include "controller/metrics_report.h"
 #include "controller/pool_binding.h"
@@ -57,7 +58,7 @@ Result<int> eventLimit(const Json& args, std::string_view key, int fallback) {
       optionalField<uint64_t>(args, key, static_cast<uint64_t>(fallback), &ipc::uintField);
   if (!n.ok()) return n.status();
   if (*n > kMaxEvents) {
-    return common::invalidArgument("\"" + std::string(key) + "\" must be at most " +
+    return common::invalidArgument(common::quoted(key) + " must be at most " +
                                    std::to_string(kMaxEvents));
   }
   return static_cast<int>(*n);

@@ -4,16 +4,17 @@
 set -eu
 
 PACKAGES="
-  build-essential cmake pkg-config git ca-certificates
+  build-essential cmake pkg-config git ca-certificates ccache
   clang clang-format libclang-rt-14-dev
   libuv1-dev libssl-dev node-llhttp libnghttp2-dev libseccomp-dev
   libtomlplusplus-dev libsqlite3-dev nlohmann-json3-dev libsystemd-dev
   libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libnghttp3-dev
   googletest libgtest-dev libgmock-dev
-  php8.2-fpm php8.2-cli nginx-light
+  php8.2-fpm php8.2-cli nginx-light h2o
   curl nghttp2-client ngtcp2-client wrk openssl testssl.sh
   python3 python3-pytest python3-h2 python3-hyperframe
   sqlite3 procps psmisc strace valgrind linux-perf iproute2 util-linux passwd
+  debhelper dpkg-dev fakeroot lintian pandoc bash-completion debootstrap
 "
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -40,7 +41,7 @@ fi
 echo "install-deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
-# Daemons that Debian starts on install (nginx, php-fpm) are test peers only: the tests
+# Daemons that Debian starts on install (nginx, h2o, php-fpm) are test peers only: the tests
 # start their own copies on free ports, so keep the packaged services from starting.
 policy=/usr/sbin/policy-rc.d
 created_policy=0

@@ -24,9 +24,8 @@ mkdir -p "$state"
 # `instance add`. The demo is the example site with that table left out.
 # Relative roots in the example are relative to deploy/examples/; the copy lives in .state/,
 # so they are made absolute.
-awk '/^\[/ { skip = ($0 ~ /^\[server\]/) } !skip' deploy/examples/site.toml |
-  sed -e "s|root = \"\([^/\"][^\"]*\)\"|root = \"$PWD/deploy/examples/\1\"|g" \
-      -e "s|127.0.0.1:8080|127.0.0.1:$port|" >"$state/demo.toml"
+deploy/examples/instance-config.sh deploy/examples/site.toml "$PWD/deploy/examples" "$port" \
+  >"$state/demo.toml"
 
 ctl() { ./build/bin/scalwsctl --socket "$socket" "$@"; }
 

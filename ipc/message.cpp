@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/quoted.h"
+
 namespace scalws::ipc {
 namespace {
 
@@ -205,7 +207,7 @@ std::string_view wireCodeForStatus(StatusCode code) {
 Result<std::string> stringField(const Json& object, std::string_view key) {
   auto it = object.is_object() ? object.find(key) : object.end();
   if (it == object.end() || !it->is_string()) {
-    return common::invalidArgument("\"" + std::string(key) + "\" must be a string");
+    return common::invalidArgument(common::quoted(key) + " must be a string");
   }
   return it->get<std::string>();
 }
@@ -213,7 +215,7 @@ Result<std::string> stringField(const Json& object, std::string_view key) {
 Result<uint64_t> uintField(const Json& object, std::string_view key) {
   auto it = object.is_object() ? object.find(key) : object.end();
   if (it == object.end() || !it->is_number_unsigned()) {
-    return common::invalidArgument("\"" + std::string(key) + "\" must be a non-negative integer");
+    return common::invalidArgument(common::quoted(key) + " must be a non-negative integer");
   }
   return it->get<uint64_t>();
 }
@@ -221,7 +223,7 @@ Result<uint64_t> uintField(const Json& object, std::string_view key) {
 Result<bool> boolField(const Json& object, std::string_view key) {
   auto it = object.is_object() ? object.find(key) : object.end();
   if (it == object.end() || !it->is_boolean()) {
-    return common::invalidArgument("\"" + std::string(key) + "\" must be true or false");
+    return common::invalidArgument(common::quoted(key) + " must be true or false");
   }
   return it->get<bool>();
 }

@@ -38,7 +38,9 @@ Result<std::string> normalisePath(std::string_view path, std::string_view what) 
     }
     pos = end;
   }
-  if (out.empty()) out = "/";
+  // push_back, not `out = "/"`: GCC 12 at -O3 reports a false -Wrestrict on that
+  // assignment (GCC bug 105329).
+  if (out.empty()) out.push_back('/');
   return out;
 }
 

@@ -435,27 +435,17 @@ def summarise(raw, servers, scenarios, quick):
                     and ps["peer_cpu_us_per_req_median"] > CACHE_MISS_PEER_US):
                 ps["not_cached"] = True
             row["per_server"][s] = ps
-        a, b = servers[0], servers[-1]
-        pa, pb = row["per_server"][a], row["per_server"][b]
-        if not quick and pa["status"] in ("ok", "flagged") and pb["status"] in ("ok", "flagged"):
-            ra, rb = _rounds_by_index(rows, a), _rounds_by_index(rows, b)
-            common = sorted(set(ra) & set(rb))
-            row["rps_ratio"] = _spread([ra[i]["rps"] / rb[i]["rps"] for i in common
-                                        if rb[i]["rps"]])
-            row["cpu_ratio"] = _spread([ra[i]["cpu_us_per_req"] / rb[i]["cpu_us_per_req"]
-                                        for i in common if ra[i]["cpu_us_per_req"]
-                                        and rb[i]["cpu_us_per_req"]])
-            # The VM's speed drifts between rounds, and the generator's own CPU per request
-            # (fixed work) drifts with it: dividing each server's figure by the generator's
-            # in the same measurement takes most of the drift out (README, "Traps").
-            row["cpu_gen_ratio"] = _spread([
-                (ra[i]["cpu_us_per_req"] / ra[i]["gen_cpu_us_per_req"])
-                / (rb[i]["cpu_us_per_req"] / rb[i]["gen_cpu_us_per_req"])
-                for i in common
-                if ra[i]["cpu_us_per_req"] and rb[i]["cpu_us_per_req"]
-                and ra[i].get("gen_cpu_us_per_req") and rb[i].get("gen_cpu_us_per_req")])
-            if pa["pss_kib_peak"] and pb["pss_kib_peak"]:
-                row["pss_ratio"] = round(pa["pss_kib_peak"] / pb["pss_kib_peak"], 3)
+        # The first server against each of the others; the comparison with the second is
+        # also the row's own (rps_ratio, cpu_ratio, ...), which --gate judges.
+        row["vs"] = {}
+        for b in servers[1:]:
+            if quick:
+                break
+            comp = _compare(rows, row["per_server"], servers[0], b)
+            if comp is not None:
+                row["vs"][b] = comp
+        if len(servers) > 1 and servers[1] in row["vs"]:
+            row.update(row["vs"][servers[1]])
         if row["rounds_remeasured"]:
             row["flags"].append("round(s) " + ", ".join(map(str, row["rounds_remeasured"]))
                                 + " measured again: other processes used the measured cores")
@@ -486,6 +476,36 @@ def summarise(raw, servers, scenarios, quick):
     return out
 
 
+def _compare(rows, per_server, a, b):
+    """Ratios of server A to server B, per round then the median, or None when either has
+    no usable rounds."""
+    pa, pb = per_server[a], per_server[b]
+    if pa["status"] not in ("ok", "flagged") or pb["status"] not in ("ok", "flagged"):
+        return None
+    ra, rb = _rounds_by_index(rows, a), _rounds_by_index(rows, b)
+    common = sorted(set(ra) & set(rb))
+    out = {
+        "rps_ratio": _spread([ra[i]["rps"] / rb[i]["rps"] for i in common if rb[i]["rps"]]),
+        "cpu_ratio": _spread([ra[i]["cpu_us_per_req"] / rb[i]["cpu_us_per_req"]
+                              for i in common if ra[i]["cpu_us_per_req"]
+                              and rb[i]["cpu_us_per_req"]]),
+        # The VM's speed drifts between rounds, and the generator's own CPU per request
+        # (fixed work) drifts with it: dividing each server's figure by the generator's
+        # in the same measurement takes most of the drift out (README, "Traps").
+        "cpu_gen_ratio": _spread([
+            (ra[i]["cpu_us_per_req"] / ra[i]["gen_cpu_us_per_req"])
+            / (rb[i]["cpu_us_per_req"] / rb[i]["gen_cpu_us_per_req"])
+            for i in common
+            if ra[i]["cpu_us_per_req"] and rb[i]["cpu_us_per_req"]
+            and ra[i].get("gen_cpu_us_per_req") and rb[i].get("gen_cpu_us_per_req")]),
+    }
+    if pa["pss_kib_peak"] and pb["pss_kib_peak"]:
+        out["pss_ratio"] = round(pa["pss_kib_peak"] / pb["pss_kib_peak"], 3)
+    if pa["p99_us_median"] and pb["p99_us_median"]:
+        out["p99_ratio"] = round(pa["p99_us_median"] / pb["p99_us_median"], 3)
+    return out
+
+
 def _rounds_by_index(rows, server):
     return {r["round"]: r for r in rows if r["type"] == "measurement" and r["server"] == server
             and r["phase"] == "measure" and r["ok"]}
@@ -503,7 +523,7 @@ def _fmt_ratio(sp):
 
 def render_table(summary):
     servers = summary["servers"]
-    a, b = servers[0], servers[-1]
+    a, b = servers[0], servers[1]
     m = summary["meta"]
     lines = [
         f"ScalWS side-by-side benchmark — {m['date']}",
@@ -515,7 +535,8 @@ def render_table(summary):
         f"{m['duration']}s after {m['warmup']}s warm-up; driver-bound check "
         f"{m['double_duration']}s at 2x",
         "versions: " + "; ".join(f"{k} {v}" for k, v in m["versions"].items()),
-        f"ratio = {a} / {b} (median of per-round ratios, min..max across rounds)",
+        f"ratio = {a} / {b} (median of per-round ratios, min..max across rounds)"
+        + "".join(f"; the line 'vs {c}' under a row: {a} / {c}" for c in servers[2:]),
         "",
     ]
     head = (f"{'scenario':<20} {'conns':>6} {a + ' req/s':>14} {b + ' req/s':>14} "
@@ -542,10 +563,21 @@ def render_table(summary):
             f"{val(pa, 'pss_kib_peak', '.1f', 1 / 1024) + '/' + val(pb, 'pss_kib_peak', '.1f', 1 / 1024):>13} "
             f"{val(pa, 'hwm_kib_peak', '.1f', 1 / 1024) + '/' + val(pb, 'hwm_kib_peak', '.1f', 1 / 1024):>13} "
             f"{pa.get('non2xx', 0) + pb.get('non2xx', 0):>8}")
+        for c in servers[2:]:
+            pc, comp = row["per_server"][c], row.get("vs", {}).get(c, {})
+            lines.append(
+                f"{'':<20} {'vs ' + c:>6} {'':>14} {val(pc, 'rps_median', ',.0f'):>14} "
+                f"{_fmt_ratio(comp.get('rps_ratio')):>20} "
+                f"{val(pa, 'p99_us_median', '.2f', 1e-3) + ' / ' + val(pc, 'p99_us_median', '.2f', 1e-3):>20} "
+                f"{val(pa, 'cpu_us_per_req_median', '.2f') + ' / ' + val(pc, 'cpu_us_per_req_median', '.2f'):>20} "
+                f"{_fmt_ratio(comp.get('cpu_ratio')):>20} "
+                f"{val(pa, 'pss_kib_peak', '.1f', 1 / 1024) + '/' + val(pc, 'pss_kib_peak', '.1f', 1 / 1024):>13} "
+                f"{val(pa, 'hwm_kib_peak', '.1f', 1 / 1024) + '/' + val(pc, 'hwm_kib_peak', '.1f', 1 / 1024):>13} "
+                f"{pc.get('non2xx', 0):>8}")
         for flag in row["flags"]:
             lines.append(f"{'':<20}   ! {flag}")
         busy = []
-        for s in (a, b):
+        for s in servers:
             ps = row["per_server"][s]
             if ps.get("gen_core_busy_median") is None:
                 continue
@@ -554,9 +586,11 @@ def render_table(summary):
                         f"{ps['foreign_pct_median']:.0f}%")
         if busy:
             lines.append(f"{'':<20}     cores busy: {'; '.join(busy)}")
-        if row.get("cpu_gen_ratio"):
-            lines.append(f"{'':<20}     cpu ratio against the generator's CPU per request: "
-                         f"{_fmt_ratio(row['cpu_gen_ratio'])}")
+        for c, comp in row.get("vs", {}).items():
+            if comp.get("cpu_gen_ratio"):
+                lines.append(f"{'':<20}     cpu ratio against the generator's CPU per request"
+                             f"{' (vs ' + c + ')' if len(servers) > 2 else ''}: "
+                             f"{_fmt_ratio(comp['cpu_gen_ratio'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -625,14 +659,47 @@ def parse_targets(design_path):
 METRICS_TARGET = {"rps_min": 0.99, "cpu_max": None, "text": "metrics on/off: req/s >= 0.99"}
 
 
+# Two builds of ScalWS side by side (--servers scalws@NEW,scalws@OLD): NEW must not be
+# worse. Per scenario: the median of the per-round req/s ratios >= 1.00, or 1.00 within
+# the rounds' spread (min..max: not distinguishable from equal on this machine); the same
+# for CPU per request (<= 1.00 or within the spread); p99 and peak PSS no more than 15 %
+# above OLD's.
+BUILDS_P99_MAX = 1.15
+BUILDS_PSS_MAX = 1.15
+
+
+def gate_builds(row):
+    """(problems, figures) of one row of a build-against-build run."""
+    rr, cr = row.get("rps_ratio"), row.get("cpu_ratio")
+    p99, pss = row.get("p99_ratio"), row.get("pss_ratio")
+    figs = (f"req/s ratio {_fmt_ratio(rr)}, CPU/request ratio {_fmt_ratio(cr)}, "
+            f"p99 ratio {p99 if p99 is not None else 'n/a'}, PSS ratio "
+            f"{pss if pss is not None else 'n/a'}")
+    bad = []
+    if not rr or (rr["median"] < 1.0 and rr["max"] < 1.0):
+        bad.append("req/s (median < 1.00 outside the rounds' spread)")
+    if not cr or (cr["median"] > 1.0 and cr["min"] > 1.0):
+        bad.append("CPU/request (median > 1.00 outside the rounds' spread)")
+    if p99 is None or p99 > BUILDS_P99_MAX:
+        bad.append(f"p99 (more than {BUILDS_P99_MAX:.2f}x)")
+    if pss is None or pss > BUILDS_PSS_MAX:
+        bad.append(f"peak PSS (more than {BUILDS_PSS_MAX:.2f}x)")
+    return bad, figs
+
+
 def cmd_gate(a):
     summary = json.load(open(a.summary))
     targets = parse_targets(a.design)
-    servers = summary["servers"]
-    kinds = summary["meta"]["kinds"]
+    servers = summary["servers"][:2]
+    kinds = summary["meta"]["kinds"][:2]
+    for extra in summary["servers"][2:]:
+        print(f"gate: not judged: {extra} (the gate compares {servers[0]} with {servers[1]})")
     failures, judged, skipped = [], [], []
     for row in summary["scenarios"]:
-        if kinds == ["scalws", "scalws-nosandbox"]:
+        if (kinds[0] == kinds[1] and kinds[0].startswith("scalws")
+                and any("@" in s for s in servers)):
+            key = "builds"
+        elif kinds == ["scalws", "scalws-nosandbox"]:
             key = "sandbox"
         elif kinds == ["scalws", "scalws-nometrics"]:
             key = "metrics"
@@ -640,9 +707,11 @@ def cmd_gate(a):
             key = row["name"]
         else:
             raise SystemExit(f"gate: targets compare scalws with nginx (or scalws with "
-                             f"scalws-nosandbox or scalws-nometrics); this run compared "
-                             f"{' and '.join(kinds)}")
+                             f"scalws-nosandbox or scalws-nometrics, or two builds of "
+                             f"scalws@BUILD); this run compared {' and '.join(servers)}")
         t = targets.get(key, METRICS_TARGET if key == "metrics" else None)
+        if key == "builds":
+            t = {}
         states = [row["per_server"][s]["status"] for s in servers]
         if t is None:
             skipped.append(f"{row['name']}: no target in the targets table")
@@ -652,6 +721,13 @@ def cmd_gate(a):
             continue
         if any(st != "ok" for st in states):
             failures.append(f"{row['name']}: {'; '.join(row['flags'])}")
+            continue
+        if key == "builds":
+            bad, figs = gate_builds(row)
+            if bad:
+                failures.append(f"{row['name']}: {', '.join(bad)}: {figs}")
+            else:
+                judged.append(f"{row['name']}: not worse: {figs}")
             continue
         rr, cr, pr = row.get("rps_ratio"), row.get("cpu_ratio"), row.get("pss_ratio")
         figs = (f"req/s ratio {_fmt_ratio(rr)} (target ≥ {t['rps_min']}), "

@@ -104,7 +104,7 @@ load_command() {
 # Appends one JSON line to RAW_JSONL and prints a one-line summary.
 measure_run() {
   local name=$1 scenario=$2 conns=$3 duration=$4 phase=$5 round=$6 attempt=${7:-1}
-  local slug=${name//#/-} pid=${SRV_PID[$1]} url base rc=0 lpid alive=1
+  local slug=${name//[#@\/]/-} pid=${SRV_PID[$1]} url base rc=0 lpid alive=1
   url=$(url_for "$name" "$scenario")
   base=$RUNDIR/raw/$scenario/$slug.$phase.$round.$attempt
   mkdir -p "${base%/*}"

@@ -1,22 +1,44 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # globals shared between the sourced files
-# Servers under test (nginx, scalws, scalws-nosandbox) and their peers (the upstream nginx,
-# the php-fpm pool): rendering their configs from bench/configs/, starting them pinned on a
-# free port, checking they are the only listener there, and stopping them by PID.
+# Servers under test (scalws and its variants, each from a build of its own if asked; nginx;
+# h2o) and their peers (the upstream nginx, the php-fpm pool): rendering their configs from
+# bench/configs/, starting them pinned on a free port, checking they are the only listener
+# there, and stopping them by PID.
 #
 # Uses the globals run.sh sets: BENCH_DIR RUNDIR DOCROOT TLS_CERT TLS_KEY WORKERS
-# PEER_WORKERS SERVER_CPUS PEER_CPUS PHP_CPUS PHP_CHILDREN SCALWSD NGINX_BIN PHP_FPM_BIN.
+# PEER_WORKERS SERVER_CPUS PEER_CPUS PHP_CPUS PHP_CHILDREN SCALWS_MODE SERVER_BIN NGINX_BIN
+# H2O_BIN PHP_FPM_BIN.
 
 # Per server name ("scalws", "nginx", "nginx#2"):
 declare -gA SRV_KIND=() SRV_DIR=() SRV_PORT=() SRV_PID=() SRV_CONF=() SRV_NA=() \
   SRV_PIDSET=() SRV_BIN=()
 
-# The scalwsd binary of a kind: scalws-nometrics is a build with SCALWS_METRICS=OFF.
-scalwsd_of_kind() {
-  case $1 in
-    scalws-nometrics) printf '%s\n' "$SCALWSD_NOMETRICS" ;;
-    *) printf '%s\n' "$SCALWSD" ;;
-  esac
+# The scalwsd binary of a server spec "KIND[@BUILD]": BUILD is a build directory (its
+# bin/scalwsd) or a scalwsd binary, relative to the current directory or the repository;
+# without it, scalws-nometrics is --scalwsd-nometrics (a build with SCALWS_METRICS=OFF) and
+# the other kinds --scalwsd.
+scalwsd_of_spec() {
+  local kind=${1%%@*} build="" base
+  [[ $1 == *@* ]] && build=${1#*@}
+  if [[ -z $build ]]; then
+    case $kind in
+      scalws-nometrics) printf '%s\n' "$SCALWSD_NOMETRICS" ;;
+      *) printf '%s\n' "$SCALWSD" ;;
+    esac
+    return 0
+  fi
+  for base in "$PWD" "$REPO_DIR"; do
+    [[ $build == /* ]] && base=""
+    if [[ -f ${base:+$base/}$build ]]; then
+      printf '%s\n' "${base:+$base/}$build"
+      return 0
+    fi
+    if [[ -d ${base:+$base/}$build ]]; then
+      printf '%s\n' "${base:+$base/}$build/bin/scalwsd"
+      return 0
+    fi
+  done
+  printf '%s\n' "$build/bin/scalwsd"  # absent: the server reads n/a, naming this path
 }
 
 # Peers of the current scenario.
@@ -32,6 +54,14 @@ nginx_user_line() {
     printf 'user www-data www-data;\n'
   else
     printf '# not started as root: workers keep the current user\n'
+  fi
+}
+
+h2o_user_line() {
+  if [[ $(id -u) == 0 ]]; then
+    printf 'user: www-data\n'
+  else
+    printf '# not started as root: keeps the current user\n'
   fi
 }
 
@@ -92,7 +122,7 @@ prepare_tls() {
 # `scalwsd --check-config` refuses the config).
 server_prepare() {
   local name=$1 kind=$2 scenario=$3 slug dir port
-  slug=${name//#/-}
+  slug=${name//[#@\/]/-}
   dir=$RUNDIR/srv/$scenario/$slug
   rm -rf "$dir"
   mkdir -p "$dir/tmp"
@@ -126,16 +156,32 @@ server_prepare() {
         die "nginx refused its own config for $scenario ($dir/nginx.conf)"
       fi
       ;;
+    h2o)
+      if [[ ! -f $BENCH_DIR/configs/h2o/$scenario.yaml.in ]]; then
+        SRV_NA[$name]=$(cat "$BENCH_DIR/configs/h2o/$scenario.na" 2>/dev/null ||
+          echo "no bench/configs/h2o/$scenario.yaml.in")
+        return 1
+      fi
+      render_template "$BENCH_DIR/configs/h2o/_main.yaml.in" "$dir/main.part" "${vars[@]}" \
+        "USER_LINE=$(h2o_user_line)"
+      render_template "$BENCH_DIR/configs/h2o/$scenario.yaml.in" "$dir/site.part" "${vars[@]}"
+      { cat "$dir/main.part"; echo; cat "$dir/site.part"; } >"$dir/h2o.yaml"
+      rm -f "$dir/main.part" "$dir/site.part"
+      SRV_CONF[$name]=$dir/h2o.yaml
+      if ! "$H2O_BIN" -t -c "$dir/h2o.yaml" >"$dir/check.log" 2>&1; then
+        cat "$dir/check.log" >&2
+        die "h2o refused its own config for $scenario ($dir/h2o.yaml)"
+      fi
+      ;;
     scalws | scalws-nosandbox | scalws-nometrics)
-      local sandbox=true bin
-      bin=$(scalwsd_of_kind "$kind")
+      local sandbox=true bin=${SERVER_BIN[$name]}
       SRV_BIN[$name]=$bin
       [[ $kind == scalws-nosandbox ]] && sandbox=false
       local server_part
       server_part=$(mktemp "$dir/server.XXXXXX")
       render_template "$BENCH_DIR/configs/scalws/_server.toml.in" "$server_part" "${vars[@]}" \
         "USER_LINE=$(scalws_user_line)" "CPUS_TOML=$(cpus_toml "$SERVER_CPUS")" \
-        "SANDBOX=$sandbox"
+        "SANDBOX=$sandbox" "MODE=$SCALWS_MODE"
       render_template "$BENCH_DIR/configs/scalws/$scenario.toml.in" "$dir/site.part" \
         "${vars[@]}"
       { cat "$server_part"; echo; cat "$dir/site.part"; } >"$dir/scalws.toml"
@@ -171,6 +217,9 @@ server_start() {
     scalws*)
       taskset -c "$SERVER_CPUS" "${SRV_BIN[$name]}" --config "${SRV_CONF[$name]}" \
         >"$dir/stdout.log" 2>&1 &
+      ;;
+    h2o)
+      taskset -c "$SERVER_CPUS" "$H2O_BIN" -c "${SRV_CONF[$name]}" >"$dir/stdout.log" 2>&1 &
       ;;
   esac
   pid=$!
@@ -220,15 +269,16 @@ server_stop() {
   fi
 }
 
+# server_version NAME: one line; for scalwsd the whole --version (version, commit, build).
 server_version() {
-  local kind=$1
-  case $kind in
+  local name=$1
+  case ${SERVER_KIND[$name]} in
     nginx) "$NGINX_BIN" -v 2>&1 | sed 's/^nginx version: //' ;;
+    h2o) "$H2O_BIN" --version 2>/dev/null | head -n1 | sed 's/^h2o version //' ;;
     scalws*)
-      local bin
-      bin=$(scalwsd_of_kind "$kind")
+      local bin=${SERVER_BIN[$name]}
       if [[ -x $bin ]]; then
-        "$bin" --version 2>/dev/null | head -n1 || true
+        "$bin" --version 2>/dev/null | awk 'NR > 1 { printf " / " } { printf "%s", $0 } END { print "" }' || true
       else
         printf 'absent\n'
       fi

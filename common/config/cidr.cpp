@@ -5,14 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/quoted.h"
 namespace scalws::common::config {
-namespace {
-
-std::string quoted(std::string_view text) {
-  return "\"" + std::string(text) + "\"";
-}
-
-}  // namespace
 
 Result<Cidr> parseCidr(std::string_view text) {
   Cidr cidr;

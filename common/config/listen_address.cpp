@@ -2,14 +2,12 @@
 
 #include <arpa/inet.h>
 
+#include "common/quoted.h"
+
 namespace scalws::common::config {
 namespace {
 
 const char kExpected[] = "(expected \"host:port\", e.g. \"127.0.0.1:8080\" or \"[::]:8443\")";
-
-std::string quoted(std::string_view text) {
-  return "\"" + std::string(text) + "\"";
-}
 
 Result<uint16_t> parsePort(std::string_view text) {
   uint32_t port = 0;

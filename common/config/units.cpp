@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/quoted.h"
+
 namespace scalws::common::config {
 namespace {
 
@@ -34,10 +36,6 @@ bool hasUpperCase(std::string_view text) {
     if (c >= 'A' && c <= 'Z') return true;
   }
   return false;
-}
-
-std::string quoted(std::string_view text) {
-  return "\"" + std::string(text) + "\"";
 }
 
 }  // namespace

@@ -81,7 +81,20 @@ def test_check_config_missing_file(tmp):
 def test_version_and_help_exit_0():
     code, out, err = run("--version")
     assert code == 0
-    assert re.search(r"scalwsd \d+\.\d+\.\d+", out), out
+    assert re.search(r"^scalwsd \d+\.\d+\.\d+$", out, re.M), out
+    # The commit it was built from and how: what tells two builds apart in a benchmark.
+    assert re.search(r"^commit ([0-9a-f]{12}(-dirty)?|unknown)$", out, re.M), out
+    # A commit of this tree's history (HEAD, or an earlier one when commits came after the
+    # build): never a made-up or stale-elsewhere value.
+    commit = re.search(r"^commit ([0-9a-f]{12})", out, re.M)
+    inside = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--git-dir"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if commit and inside.returncode == 0:
+        ancestor = subprocess.run(["git", "-C", SOURCE_DIR, "merge-base", "--is-ancestor",
+                                   commit.group(1), "HEAD"], stderr=subprocess.DEVNULL)
+        assert ancestor.returncode == 0, ("not a commit of this tree's history", out)
+    assert re.search(r"^built .*; PGO (off|generate|use); LTO (on|off); sanitizers \S+;", out,
+                     re.M), out
     code, out, err = run("--help")
     assert code == 0
     assert "--config" in out and "--check-config" in out

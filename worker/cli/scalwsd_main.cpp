@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/build_info.h"
 #include "common/config/config_loader.h"
 #include "common/log.h"
 #include "worker/server/instance_server.h"
@@ -16,10 +17,6 @@
 #include "worker/server/single_process_server.h"
 #include "worker/server/site_runtime.h"
 #include "worker/server/worker_sandbox.h"
-
-#ifndef SCALWS_VERSION
-#define SCALWS_VERSION "0.0.0"
-#endif
 
 namespace scalws::worker {
 namespace {
@@ -33,8 +30,16 @@ constexpr const char* kUsage =
     "       scalwsd --instance NAME --ipc-fd N [--attach-fd M]\n"
     "                                    serve an instance for scalws-controller (which\n"
     "                                    starts it so; not for use by hand)\n"
-    "       scalwsd --version            print the version\n"
+    "       scalwsd --version            print the version, the commit and how it was built\n"
     "       scalwsd --help               this text\n";
+
+// Three lines: "scalwsd 0.1.0", the commit, and how it was built (build type, compiler,
+// PGO, LTO, sanitizers, metrics), so a benchmark or a bug report names the binary exactly.
+int printVersion() {
+  std::printf("scalwsd %s\ncommit %s\nbuilt %s\n", common::build_info::version(),
+              common::build_info::commit(), common::build_info::flavour());
+  return 0;
+}
 
 int usageError(const char* message) {
   std::fprintf(stderr, "scalwsd: %s\n%s", message, kUsage);
@@ -152,8 +157,7 @@ int scalwsdMain(int argc, char** argv) {
       return 0;
     }
     if (arg == "--version" || arg == "-v") {
-      std::printf("scalwsd %s\n", SCALWS_VERSION);
-      return 0;
+      return printVersion();
     }
     if (arg == "--config" || arg == "-c") {
       if (!value(config)) return usageError("--config needs a FILE");

@@ -4,7 +4,7 @@
 //   scalwsd --check-config FILE     validate; exit 0 valid, 1 invalid (every error printed)
 //   scalwsd --instance NAME --ipc-fd N [--attach-fd M]
 //                                   a worker of scalws-controller (instance_server.h)
-//   scalwsd --version | --help
+//   scalwsd --version | --help    --version: version, commit and build (common/build_info.h)
 // Exit codes: 0 ok, 1 failure (bad config, cannot bind), 2 usage error.
 #pragma once
 

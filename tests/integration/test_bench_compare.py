@@ -1,0 +1,101 @@
+"""bench/lib/bench.py on made-up measurements: a third server's ratios (scalws,nginx,h2o)
+and the gate of two ScalWS builds side by side (scalws@NEW,scalws@OLD): req/s and CPU per
+request not worse beyond the rounds' spread, p99 and peak PSS at most 15 % worse."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harness import SOURCE_DIR
+
+BENCH_PY = os.path.join(SOURCE_DIR, "bench", "lib", "bench.py")
+TARGETS = os.path.join(SOURCE_DIR, "bench", "TARGETS.md")
+
+
+def measurement(server, kind, rnd, rps, cpu, p99, pss):
+    return {"type": "measurement", "scenario": "respond", "server": server, "kind": kind,
+            "phase": "measure", "round": rnd, "attempt": 1, "tool": "wrk", "conns": 64,
+            "streams": 1, "duration": 3, "rc": 0, "alive": True, "requests": int(rps * 3),
+            "seconds": 3.0, "rps": rps, "p99_us": p99, "non2xx": 0, "errors": 0,
+            "error_detail": "", "server_cpu_us": 0, "server_procs": 1,
+            "cpu_us_per_req": cpu, "peer_cpu_us_per_req": 0.0, "server_core_busy": 90.0,
+            "gen_core_busy": 80.0, "gen_cpu_us_per_req": 8.0, "foreign_pct": 0.0,
+            "steal": 0.0, "hwm_kib": pss, "pss_kib": pss, "files": "", "ok": True,
+            "problems": []}
+
+
+def summarise_and_gate(tmp_path, servers, kinds, rounds):
+    """rounds: {server: [(rps, cpu, p99, pss), ...]}; returns (summary, gate exit, output)."""
+    raw = tmp_path / "raw.jsonl"
+    with open(raw, "w") as f:
+        f.write(json.dumps({"type": "setting", "scenario": "respond", "tool": "wrk",
+                            "conns": 64, "streams": 1, "source": "table"}) + "\n")
+        for server, kind in zip(servers, kinds):
+            for i, (rps, cpu, p99, pss) in enumerate(rounds[server], start=1):
+                f.write(json.dumps(measurement(server, kind, i, rps, cpu, p99, pss)) + "\n")
+    meta = tmp_path / "meta.json"
+    subprocess.run([sys.executable, BENCH_PY, "meta", "--out", str(meta), "--servers",
+                    ",".join(servers), "--kinds", ",".join(kinds), "--scenarios", "respond",
+                    "--field", "commit=0123456789abcdef", "--field", "branch=test",
+                    "--field", "dirty=0", "--field", "cpu_model=test", "--field", "nproc=2",
+                    "--field", "kernel=test", "--field", "governor=test",
+                    "--field", "server_cpus=0", "--field", "client_cpus=1",
+                    "--field", "peer_cpus=1", "--field", "workers=1", "--field", "rounds=3",
+                    "--field", "duration=3", "--field", "warmup=0",
+                    "--field", "double_duration=0"], check=True)
+    out_json = tmp_path / "summary.json"
+    subprocess.run([sys.executable, BENCH_PY, "summarise", "--raw", str(raw), "--meta", str(meta),
+                    "--out-json", str(out_json)], check=True, stdout=subprocess.PIPE)
+    gate = subprocess.run([sys.executable, BENCH_PY, "gate", "--summary", str(out_json), "--design",
+                           TARGETS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return json.load(open(out_json)), gate.returncode, gate.stdout
+
+
+BUILDS = (["scalws@build-pgo", "scalws@build"], ["scalws", "scalws"])
+
+
+def test_faster_build_passes(tmp_path):
+    _, rc, out = summarise_and_gate(tmp_path, *BUILDS, {
+        "scalws@build-pgo": [(110, 7.0, 900, 3000)] * 3,
+        "scalws@build": [(100, 8.0, 1000, 3000)] * 3})
+    assert rc == 0, out
+    assert "respond: not worse" in out
+
+
+def test_slower_in_every_round_fails(tmp_path):
+    _, rc, out = summarise_and_gate(tmp_path, *BUILDS, {
+        "scalws@build-pgo": [(90, 8.0, 1000, 3000), (92, 8.0, 1000, 3000), (91, 8.0, 1000, 3000)],
+        "scalws@build": [(100, 8.0, 1000, 3000)] * 3})
+    assert rc == 1, out
+    assert "req/s" in out and "FAIL" in out
+
+
+def test_slower_median_within_the_spread_passes(tmp_path):
+    # Median 0.97, but one round reads 1.05: not distinguishable from equal.
+    _, rc, out = summarise_and_gate(tmp_path, *BUILDS, {
+        "scalws@build-pgo": [(97, 8.0, 1000, 3000), (105, 7.9, 1000, 3000), (96, 8.0, 1000, 3000)],
+        "scalws@build": [(100, 8.0, 1000, 3000)] * 3})
+    assert rc == 0, out
+
+
+@pytest.mark.parametrize("p99,pss,what", [(1200, 3000, "p99"), (1000, 3600, "peak PSS")])
+def test_p99_or_memory_more_than_15_percent_worse_fails(tmp_path, p99, pss, what):
+    _, rc, out = summarise_and_gate(tmp_path, *BUILDS, {
+        "scalws@build-pgo": [(110, 7.0, p99, pss)] * 3,
+        "scalws@build": [(100, 8.0, 1000, 3000)] * 3})
+    assert rc == 1, out
+    assert what in out
+
+
+def test_third_server_gets_its_own_ratios(tmp_path):
+    summary, _, _ = summarise_and_gate(
+        tmp_path, ["scalws", "nginx", "h2o"], ["scalws", "nginx", "h2o"], {
+            "scalws": [(100, 5.0, 1000, 3000)] * 3,
+            "nginx": [(50, 10.0, 1000, 9000)] * 3,
+            "h2o": [(80, 4.0, 1000, 9000)] * 3})
+    row = summary["scenarios"][0]
+    assert row["rps_ratio"]["median"] == 2.0  # against the second server, as before
+    assert row["vs"]["h2o"]["rps_ratio"]["median"] == 1.25
+    assert row["vs"]["h2o"]["cpu_ratio"]["median"] == 1.25
