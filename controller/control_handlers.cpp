@@ -199,6 +199,9 @@ void ControlHandlers::instanceShow(const Json& args, ipc::Replier replier) {
   out["created_ms"] = record->created_ms;
   out["updated_ms"] = record->updated_ms;
   out["processes"] = runtime_.processes(*name);
+  // The proxy's servers as the live workers see them (health, in flight, counts).
+  if (metrics_ != nullptr)
+    out["upstreams"] = common::metrics::toJson(metrics_->upstreamsNow(*name));
   Result<std::vector<state::EventRecord>> events = store_.recentEvents(*name, *limit);
   if (!events.ok()) return replier.fail(events.status());
   Json list = Json::array();

@@ -15,7 +15,8 @@
 //                     updated_ms, processes:[{slot, pid, state, cpus, started_ms,
 //                     restarts, attached}], php_pools:[{name, pool, address, max_conns,
 //                     share}], unbound_pools:[names its php routes use that no pool is
-//                     assigned as], events:[EVENT]}
+//                     assigned as], upstreams: UPSTREAMS of metrics_report.h (when
+//                     metrics are collected), events:[EVENT]}
 //   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
 //   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
 //                     metrics_report.h

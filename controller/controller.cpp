@@ -282,7 +282,7 @@ Status Controller::startMetrics() {
 std::string Controller::renderPrometheusText() const {
   std::vector<PrometheusInstance> list;
   for (auto& [name, total] : metrics_->totals()) {
-    list.push_back({name, total, metrics_->liveWorkers(name)});
+    list.push_back({name, total, metrics_->liveWorkers(name), metrics_->upstreamTotals(name)});
   }
   return renderPrometheus(list);
 }

@@ -399,7 +399,8 @@ void WorkerProcess::registerMetricsHandler() {
   (void)ok;  // a worker -> controller notification in the table
 }
 
-// args: {pid, slot, metrics: MetricsSnapshot as common/metrics toJson writes it}.
+// args: {pid, slot, metrics: MetricsSnapshot as common/metrics toJson writes it, and
+// optionally upstreams: [UpstreamMetrics] likewise}.
 void WorkerProcess::onMetrics(const ipc::Message& notification) {
   // Before ready (or an attach hello) the worker is not yet known to be this one.
   if (state_ != State::kReady && state_ != State::kStopping) return;
@@ -408,6 +409,12 @@ void WorkerProcess::onMetrics(const ipc::Message& notification) {
       it == notification.args.end() ? Result<common::metrics::MetricsSnapshot>(
                                           common::invalidArgument("metrics: no \"metrics\""))
                                     : common::metrics::metricsFromJson(*it);
+  Result<std::vector<common::metrics::UpstreamMetrics>> upstreams =
+      std::vector<common::metrics::UpstreamMetrics>{};
+  if (auto u = notification.args.find("upstreams"); s.ok() && u != notification.args.end()) {
+    upstreams = common::metrics::upstreamMetricsFromJson(*u);
+    if (!upstreams.ok()) s = upstreams.status();
+  }
   if (!s.ok()) {
     if (!bad_metrics_logged_) {
       LOG_WARN("instance %s: worker pid %d sent bad metrics (dropped): %s",
@@ -416,7 +423,7 @@ void WorkerProcess::onMetrics(const ipc::Message& notification) {
     bad_metrics_logged_ = true;
     return;
   }
-  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, *s);
+  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, *s, std::move(upstreams).value());
 }
 
 void WorkerProcess::stop(uint64_t kill_after_ms) {

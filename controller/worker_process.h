@@ -21,10 +21,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/config/site_config.h"
 #include "common/cpu_set.h"
 #include "common/metrics/metrics_snapshot.h"
+#include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "controller/instance_listeners.h"
@@ -78,7 +80,10 @@ class WorkerProcess {
     std::function<void(WorkerProcess&, const std::string& how)> on_exit;
     // A ready (or stopping) worker's periodic `metrics` notification: monotonic totals
     // since it started. Malformed ones are dropped here.
-    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&)> on_metrics;
+    // `upstreams`: the proxy's figures (empty when the worker proxies nothing).
+    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&,
+                       std::vector<common::metrics::UpstreamMetrics>)>
+        on_metrics;
   };
 
   // Starts a worker. `listeners` are the fds to hand over (copies; the worker gets them).

@@ -138,6 +138,28 @@ std::string sandboxSection(const Json& processes) {
   return "";
 }
 
+// The proxy's servers as the live workers see them; nothing when the site proxies nothing.
+std::string upstreamsSection(const Json& upstreams) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& u : upstreams) {
+    for (const Json& s : u.value("servers", Json::array())) {
+      std::string state = "up";
+      if (num(s, "loops_down") > 0) {
+        state = "down since " + formatTime(num(s, "down_since_ms")) + " in " +
+                str(s, "loops_down") + " of " + str(s, "loops") + " loop(s)";
+      }
+      if (s.value("backup", false)) state += " (backup)";
+      rows.push_back({str(u, "name"), str(s, "address"), state, str(s, "failures"),
+                      str(s, "active"), str(s, "idle"), str(s, "requests"), str(s, "responses_5xx"),
+                      str(s, "connect_failures")});
+    }
+  }
+  if (rows.empty()) return "";
+  return "\nupstreams:\n" + renderTable({"UPSTREAM", "SERVER", "STATE", "FAILURES", "ACTIVE",
+                                         "IDLE", "REQUESTS", "5XX", "CONNECT_FAILURES"},
+                                        rows);
+}
+
 std::string renderShow(const Json& r) {
   std::string out;
   out += line("name", str(r, "name"));
@@ -193,6 +215,7 @@ std::string renderShow(const Json& r) {
              ? "  none\n"
              : renderTable({"SLOT", "PID", "CPUS", "STATE", "STARTED", "RESTARTS"}, procs);
   out += sandboxSection(r.value("processes", Json::array()));
+  out += upstreamsSection(r.value("upstreams", Json::array()));
   out += "\nevents (newest first):\n";
   const Json& events = r.value("events", Json::array());
   out += events.empty() ? "  none\n" : eventsTable(events);

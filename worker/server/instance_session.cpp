@@ -166,7 +166,8 @@ Status InstanceSession::start() {
   return openChannel(std::move(endpoint_fd_), false);
 }
 
-bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s) {
+bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s,
+                                  const std::vector<common::metrics::UpstreamMetrics>& upstreams) {
   // Two snapshots' worth queued: the controller is not reading; the next one says it all.
   constexpr size_t kMaxQueued = 8 * 1024;
   if (state_ != State::kServing && state_ != State::kStopping) return false;
@@ -174,6 +175,7 @@ bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s) {
   Json args = {{"pid", static_cast<int64_t>(::getpid())},
                {"slot", plan_.settings.slot},
                {"metrics", common::metrics::toJson(s)}};
+  if (!upstreams.empty()) args["upstreams"] = common::metrics::toJson(upstreams);
   return endpoint_->notify("metrics", std::move(args)).ok();
 }
 

@@ -20,7 +20,8 @@
 //                         when a pool is outside the sandbox in force (InstanceHost::admits)
 //   ctl    -> stop       {}: acknowledged at once, then a graceful stop; the process exits
 //                         0 when the last connection is done (shutdown_timeout at most)
-//   worker -> metrics    {pid, slot, metrics: MetricsSnapshot (common/metrics toJson)}: a
+//   worker -> metrics    {pid, slot, metrics: MetricsSnapshot (common/metrics toJson),
+//                         upstreams: [UpstreamMetrics] when the proxy has used any}: a
 //                         notification, about once a second while serving or stopping,
 //                         and once more when the loops drained (sendMetrics)
 //
@@ -50,6 +51,7 @@
 
 #include "common/cpu_set.h"
 #include "common/metrics/metrics_snapshot.h"
+#include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "ipc/endpoint.h"
@@ -153,7 +155,8 @@ class InstanceSession {
   // Sends a `metrics` notification when serving or stopping with a channel open, and the
   // controller reads what it was sent before (the figures are totals: skipping one loses
   // nothing). False when nothing was sent.
-  bool sendMetrics(const common::metrics::MetricsSnapshot& s);
+  bool sendMetrics(const common::metrics::MetricsSnapshot& s,
+                   const std::vector<common::metrics::UpstreamMetrics>& upstreams = {});
 
   State state() const { return state_; }
   bool channelOpen() const { return endpoint_ != nullptr && endpoint_->isOpen(); }

@@ -104,6 +104,21 @@ TEST(CtlOutputTest, ShowListsProcessesAndEvents) {
   }
 }
 
+TEST(CtlOutputTest, ShowListsTheProxysServersOnlyWhenThereAreAny) {
+  Json server = {
+      {"address", "10.0.0.7:9000"}, {"backup", false},    {"loops", 2},           {"loops_down", 1},
+      {"down_since_ms", 1},         {"failures", 7},      {"active", 3},          {"idle", 4},
+      {"requests", 1234},           {"responses_5xx", 5}, {"connect_failures", 6}};
+  Json result = {{"name", "web"}, {"upstreams", {{{"name", "api"}, {"servers", {server}}}}}};
+  std::string out = renderResult("instance.show", result);
+  for (const char* want : {"upstreams:", "api", "10.0.0.7:9000", "down since ", "in 1 of 2 loop(s)",
+                           "1234", "CONNECT_FAILURES"}) {
+    EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
+  }
+  result["upstreams"] = Json::array();
+  EXPECT_EQ(renderResult("instance.show", result).find("upstreams:"), std::string::npos);
+}
+
 TEST(CtlOutputTest, ActionsSayWhereTheInstanceIs) {
   Json r = {{"name", "web"},        {"status", "failed"},   {"reason", "port in use"},
             {"desired", "running"}, {"assigned_cpus", "0"}, {"process_count", 0}};
