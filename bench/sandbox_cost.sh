@@ -8,9 +8,10 @@
 #    processes taking turns on the same CPU: privilege drop only, + an allow-all seccomp
 #    filter, + our filter, + Landlock and our filter (tests/tools/sandbox_cost.cpp).
 # 2. System calls per request of a sandboxed scalwsd worker serving `respond`, a 1 KiB
-#    static file (the bench's static-small: open-file cache in check mode) and a proxied
-#    request on a kept upstream connection (an nginx on the client CPU answers it) under
-#    wrk, counted by the kernel's raw_syscalls tracepoint (perf stat; no PMU needed).
+#    static file (the bench's static-small: open-file cache in check mode), a proxied
+#    request on a kept upstream connection (an nginx on the client CPU answers it) and a
+#    hit in the proxy's memory cache (/cached) under wrk, counted by the kernel's
+#    raw_syscalls tracepoint (perf stat; no PMU needed).
 # Their product is the sandbox's CPU per request; bench/run.sh --servers
 # scalws,scalws-nosandbox shows whether a whole benchmark can see it.
 set -euo pipefail
@@ -95,6 +96,12 @@ respond = { status = 200, body = "hello, world\n", headers = { "content-type" = 
 match = { prefix = "/proxy" }
 proxy = { upstream = "peer" }
 [[route]]
+match = { prefix = "/cached" }
+proxy = { upstream = "peer", cache = "hits" }
+[cache.hits]
+memory = "16m"
+default_ttl = { "200" = "10m" }
+[[route]]
 match = { prefix = "/" }
 static = { root = "$dir/www", open_file_cache = "check" }
 [upstream.peer]
@@ -116,7 +123,7 @@ taskset -c "$CPU" "$BIN/scalwsd" --config "$dir/site.toml" >"$dir/server.log" 2>
 server=$!
 wait_for_listen "$port" "$server" || die "scalwsd did not start: $(cat "$dir/server.log")"
 worker=$(first_child "$server") || die "no worker process (see $dir/server.log)"
-for path in /respond /small.bin /proxy; do
+for path in /respond /small.bin /proxy /cached; do
   taskset -c "$CLIENT_CPU" wrk -t1 -c64 -d1s "http://127.0.0.1:$port$path" >/dev/null  # warm-up
   perf stat -x, -e raw_syscalls:sys_enter -p "$worker" -o "$dir/perf.txt" -- \
     taskset -c "$CLIENT_CPU" wrk -t1 -c64 -d3s "http://127.0.0.1:$port$path" >"$dir/wrk.txt"

@@ -49,7 +49,8 @@ struct Message {
   // Requests only.
   std::string op;
   Json args = Json::object();
-  size_t fd_count = 0;  // "fds": descriptors that arrived with this frame
+  size_t fd_count = 0;    // "fds": descriptors that arrived with this frame
+  size_t wire_bytes = 0;  // the frame's payload size, when it was received (not on the wire)
   // Replies only: `result` when error_code is empty, else the error.
   Json result;
   std::string error_code;
@@ -96,5 +97,10 @@ std::string_view wireCodeForStatus(common::StatusCode code);
 common::Result<std::string> stringField(const Json& object, std::string_view key);
 common::Result<uint64_t> uintField(const Json& object, std::string_view key);
 common::Result<bool> boolField(const Json& object, std::string_view key);
+// The same for optional fields: absent gives `fallback`, present must have the right type.
+common::Result<std::string> optionalString(const Json& object, std::string_view key,
+                                           std::string_view fallback);
+common::Result<uint64_t> optionalUint(const Json& object, std::string_view key, uint64_t fallback);
+common::Result<bool> optionalBool(const Json& object, std::string_view key, bool fallback);
 
 }  // namespace scalws::ipc

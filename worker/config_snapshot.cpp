@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "worker/handlers/cache/cache_purge_handler.h"
+#include "worker/handlers/cache/shared_cache.h"
 #include "worker/handlers/fastcgi/php_handler.h"
 #include "worker/handlers/proxy/proxy_handler.h"
 #include "worker/handlers/respond_handler.h"
@@ -20,10 +22,45 @@ using common::config::RouteConfig;
 
 namespace {
 
+// The cache named `name`: the one the server made, else one of our own.
+Result<std::shared_ptr<cache::SharedCache>> cacheFor(const std::string& name,
+                                                     const common::config::SiteConfig& site,
+                                                     const cache::CacheSet* caches,
+                                                     cache::CacheSet& own) {
+  if (caches != nullptr) {
+    if (auto found = caches->find(name)) return found;
+  }
+  if (auto found = own.find(name)) return found;
+  for (const common::config::CacheConfig& config : site.caches) {
+    if (config.name != name) continue;
+    auto made = cache::SharedCache::create(config);
+    if (!made.ok()) return made.status();
+    own.add(name, *made);
+    return made;
+  }
+  return common::invalidArgument("no [cache." + name + "]");
+}
+
+const common::config::CacheConfig* cacheConfig(const common::config::SiteConfig& site,
+                                               const std::string& name) {
+  for (const common::config::CacheConfig& config : site.caches) {
+    if (config.name == name) return &config;
+  }
+  return nullptr;
+}
+
 Result<std::unique_ptr<Handler>> makeHandler(
-    const RouteConfig& route, const common::config::ServerConfig& server,
-    const std::vector<fastcgi::PoolSpec>& pools,
-    const std::vector<std::shared_ptr<const proxy::UpstreamSpec>>& upstreams) {
+    const RouteConfig& route, const common::config::SiteConfig& site,
+    const common::config::ServerConfig& server, const std::vector<fastcgi::PoolSpec>& pools,
+    const std::vector<std::shared_ptr<const proxy::UpstreamSpec>>& upstreams,
+    const cache::CacheSet* caches, cache::CacheSet& own_caches) {
+  if (const auto* purge = std::get_if<common::config::CachePurgeAction>(&route.action)) {
+    auto shared = cacheFor(purge->cache, site, caches, own_caches);
+    if (!shared.ok())
+      return common::invalidArgument(route.where.toString() + ": " + shared.status().message());
+    return std::unique_ptr<Handler>(
+        new cache::CachePurgeHandler(*shared, *cacheConfig(site, purge->cache)));
+  }
   if (const auto* respond = std::get_if<common::config::RespondAction>(&route.action)) {
     return std::unique_ptr<Handler>(new RespondHandler(*respond));
   }
@@ -54,7 +91,16 @@ Result<std::unique_ptr<Handler>> makeHandler(
   if (const auto* forward = std::get_if<common::config::ProxyAction>(&route.action)) {
     for (const auto& upstream : upstreams) {
       if (upstream->name == forward->upstream) {
-        return std::unique_ptr<Handler>(new proxy::ProxyHandler(*forward, upstream));
+        auto handler = std::make_unique<proxy::ProxyHandler>(*forward, upstream);
+        if (!forward->cache.empty()) {
+          auto shared = cacheFor(forward->cache, site, caches, own_caches);
+          if (!shared.ok()) {
+            return common::invalidArgument(route.where.toString() + ": " +
+                                           shared.status().message());
+          }
+          handler->setCache(*shared, *cacheConfig(site, forward->cache));
+        }
+        return std::unique_ptr<Handler>(std::move(handler));
       }
     }
     return common::invalidArgument(route.where.toString() + ": no upstream \"" + forward->upstream +
@@ -102,7 +148,9 @@ bool addressInCidrs(const sockaddr_storage& peer, const std::vector<common::conf
 }
 
 Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
-    common::config::SiteConfig config, const std::map<std::string, uint32_t>& pool_shares) {
+    common::config::SiteConfig config, const std::map<std::string, uint32_t>& pool_shares,
+    const cache::CacheSet* caches) {
+  cache::CacheSet own_caches;
   std::shared_ptr<ConfigSnapshot> s(new ConfigSnapshot());
   s->site_ = std::move(config);
   s->server_ = common::config::serverOrDefaults(s->site_);
@@ -130,7 +178,7 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
   }
   for (const RouteConfig& route : s->site_.routes) {
     Result<std::unique_ptr<Handler>> h =
-        makeHandler(route, s->server_, s->php_pools_, s->upstreams_);
+        makeHandler(route, s->site_, s->server_, s->php_pools_, s->upstreams_, caches, own_caches);
     if (!h.ok()) {
       if (!errors.empty()) errors += '\n';
       errors += h.status().message();

@@ -24,13 +24,20 @@ namespace quic {
 class TlsContext;
 }
 
+namespace cache {
+class CacheSet;
+}
+
 class ConfigSnapshot {
  public:
   // `pool_shares`: per-loop shares of the pools named, given by the controller (instance
   // mode: it knows every process of the instance); the other pools get theirs from
   // [server] workers (pool_spec.h).
+  // `caches`: the site's caches, made by whoever starts the workers (shared_cache.h);
+  // a [cache] it lacks gets a memory tier of its own (tests, --check-config).
   static common::Result<std::shared_ptr<const ConfigSnapshot>> build(
-      common::config::SiteConfig config, const std::map<std::string, uint32_t>& pool_shares = {});
+      common::config::SiteConfig config, const std::map<std::string, uint32_t>& pool_shares = {},
+      const cache::CacheSet* caches = nullptr);
 
   const common::config::SiteConfig& site() const { return site_; }
   const common::config::ServerConfig& server() const { return server_; }

@@ -21,7 +21,7 @@ constexpr off_t kMaxConfigBytes = 16 * 1024 * 1024;
 constexpr SectionParser kSectionParsers[] = {
     {"server", parseServerSection},     {"listen", parseListenSection},
     {"route", parseRouteSection},       {"php_pool", parsePhpPoolSection},
-    {"upstream", parseUpstreamSection},
+    {"upstream", parseUpstreamSection}, {"cache", parseCacheSection},
 };
 
 // The absolute directory of `source_name`: relative paths in the config are resolved
@@ -102,6 +102,7 @@ Result<SiteConfig> loadSiteConfigString(std::string_view text, std::string_view 
   checkPhpPoolReferences(ctx, site);
   resolveUpstreamHosts(ctx, site);
   checkUpstreamReferences(ctx, site);
+  checkCacheReferences(ctx, site);
   if (table.get("listen") == nullptr) table.tableError("at least one [[listen]] is required");
 
   Status status = ctx.toStatus();

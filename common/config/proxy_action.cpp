@@ -139,6 +139,12 @@ void parseProxyAction(const ConfigValue& value, const std::string& path, ParseCo
   }
   table.readBool("via", action.via);
   table.readBool("websocket", action.websocket);
+  if (table.readString("cache", action.cache)) {
+    action.cache_where = table.get("cache")->where;
+    if (action.cache.empty()) {
+      table.error(*table.get("cache"), "cache", "must name a [cache.NAME] (leave it out for none)");
+    }
+  }
   table.finish();
   route.action = std::move(action);
 }

@@ -31,6 +31,8 @@ struct ProxyAction {
   std::optional<Milliseconds> timeout;  // this route's read_timeout (else the upstream's)
   bool via = false;                     // append "Via: 1.1 scalws" both ways
   bool websocket = true;                // tunnel WebSocket upgrades
+  std::string cache;                    // a [cache.NAME] answers and stores; "" none
+  SourceLocation cache_where;
   SourceLocation where;
 };
 

@@ -6,8 +6,9 @@ namespace scalws::common::config {
 namespace {
 
 constexpr ActionParser kActionParsers[] = {
-    {"respond", parseRespondAction}, {"static", parseStaticAction}, {"status", parseStatusAction},
-    {"php", parsePhpAction},         {"proxy", parseProxyAction},
+    {"respond", parseRespondAction}, {"static", parseStaticAction},
+    {"status", parseStatusAction},   {"php", parsePhpAction},
+    {"proxy", parseProxyAction},     {"cache_purge", parseCachePurgeAction},
 };
 
 std::string actionNames() {

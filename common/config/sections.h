@@ -28,6 +28,9 @@ void parseListenSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
 void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parsePhpPoolSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseUpstreamSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+void parseCacheSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+// After every section: each proxy.cache and cache_purge.cache names a [cache] that exists.
+void checkCacheReferences(ParseContext& ctx, const SiteConfig& site);
 // After every section: each php route names a [php_pool] that exists.
 void checkPhpPoolReferences(ParseContext& ctx, const SiteConfig& site);
 // After every section: upstream host names become addresses (LoadOptions::resolver), and
@@ -59,6 +62,8 @@ void parseStatusAction(const ConfigValue& value, const std::string& path, ParseC
                        RouteConfig& route);
 void parsePhpAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                     RouteConfig& route);
+void parseCachePurgeAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                           RouteConfig& route);
 void parseProxyAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                       RouteConfig& route);
 

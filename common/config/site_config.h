@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/config/cache_config.h"
 #include "common/config/config_types.h"
 #include "common/config/proxy_config.h"
 
@@ -205,7 +206,8 @@ struct RoutePolicy {
 
 struct RouteConfig {
   MatchConfig match;
-  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction, ProxyAction>
+  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction, ProxyAction,
+               CachePurgeAction>
       action;
   RoutePolicy policy;
   SourceLocation where;
@@ -218,6 +220,7 @@ struct SiteConfig {
   std::vector<RouteConfig> routes;
   std::vector<PhpPoolConfig> php_pools;   // in file order; names unique
   std::vector<UpstreamConfig> upstreams;  // in file order; names unique
+  std::vector<CacheConfig> caches;        // in file order; names unique
 };
 
 // The effective server settings: the [server] table, or defaults under the controller.

@@ -68,6 +68,13 @@ class ResponseWriter {
   virtual void sendHead(const ResponseHead& head) noexcept = 0;
   virtual void sendBody(std::string_view data, BodyLifetime lifetime) noexcept = 0;
   virtual void sendFile(const FileSlice& file) noexcept = 0;
+  // Body bytes that stay valid while `owner` is retained (a pinned cache entry): the
+  // writer retains it until the bytes left, so they go out without a copy where the
+  // protocol allows. The default copies them.
+  virtual void sendBodyRetained(std::string_view data, RefCounted* owner) noexcept {
+    (void)owner;
+    sendBody(data, BodyLifetime::kCopy);
+  }
   virtual void finish() noexcept = 0;
 
   // Bytes accepted but not yet taken by the kernel. Streaming producers stop above their

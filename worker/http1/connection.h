@@ -46,6 +46,7 @@ class Connection final : public SocketConnection<Connection>,
   void sendHead(const ResponseHead& head) noexcept override;
   void sendBody(std::string_view data, BodyLifetime lifetime) noexcept override;
   void sendFile(const FileSlice& file) noexcept override;
+  void sendBodyRetained(std::string_view data, RefCounted* owner) noexcept override;
   void finish() noexcept override;
   size_t queuedBytes() const noexcept override { return out_.pendingBytes(); }
   void setBodyReadPaused(bool paused) noexcept override;

@@ -63,6 +63,16 @@ void Connection::sendBody(std::string_view data, BodyLifetime lifetime) noexcept
   if (!in_dispatch_) flushOutput();
 }
 
+void Connection::sendBodyRetained(std::string_view data, RefCounted* owner) noexcept {
+  if (!acceptsBody() || framing_ == BodyFraming::kNone || data.empty() || state_ == State::kClosed)
+    return;
+  countBody(data.size());
+  if (framing_ == BodyFraming::kChunked) appendChunkHeader(out_, data.size());
+  out_.appendStable(data, owner);  // the owner goes once these bytes left
+  if (framing_ == BodyFraming::kChunked) out_.append("\r\n");
+  if (!in_dispatch_) flushOutput();
+}
+
 void Connection::sendFile(const FileSlice& file) noexcept {
   if (!acceptsBody() || framing_ == BodyFraming::kNone || file.length == 0 ||
       state_ == State::kClosed) {

@@ -333,7 +333,9 @@ int Session::onSendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* h
         out.append(std::string_view(seg.data, take));
         break;
       case ByteQueue::Kind::kStable:
-        if (take > 1024) {
+        // Bytes with an owner (a pinned cache entry) are copied: the owner goes when they
+        // leave the stream's queue, before the connection's queue would have sent them.
+        if (take > 1024 && seg.owner == nullptr) {
           out.appendStable(std::string_view(seg.data, take));
         } else {
           out.append(std::string_view(seg.data, take));

@@ -47,11 +47,16 @@ void ByteQueue::appendAcrossBlocks(std::string_view data) {
   }
 }
 
-void ByteQueue::appendStable(std::string_view data) {
+void ByteQueue::appendStable(std::string_view data, RefCounted* owner) {
   if (data.empty()) return;
   Segment s{Kind::kStable};
   s.data = data.data();
   s.length = data.size();
+  s.owner = owner;
+  if (owner != nullptr) {
+    owner->retain();
+    ++file_owners_;
+  }
   segments_.push_back(s);
   pending_ += data.size();
 }
@@ -103,7 +108,7 @@ void ByteQueue::consume(uint64_t n) {
       s.data += take;
     }
     if (s.length > 0) break;
-    if (s.kind == Kind::kFile && s.owner != nullptr) {
+    if (s.kind != Kind::kOwned && s.owner != nullptr) {
       s.owner->release();
       --file_owners_;
     }
@@ -145,7 +150,7 @@ bool ByteQueue::truncate(const Mark& m) {
     return false;
   }
   for (size_t i = m.segments; i < segments_.size(); ++i) {
-    if (segments_[i].kind == Kind::kFile && segments_[i].owner != nullptr) {
+    if (segments_[i].kind != Kind::kOwned && segments_[i].owner != nullptr) {
       segments_[i].owner->release();
       --file_owners_;
     }
@@ -219,7 +224,7 @@ ByteQueue::FlushResult ByteQueue::flush(Transport& transport) {
 void ByteQueue::clear() {
   ++changes_;
   for (size_t i = head_; file_owners_ > 0 && i < segments_.size(); ++i) {
-    if (segments_[i].kind == Kind::kFile && segments_[i].owner != nullptr) {
+    if (segments_[i].kind != Kind::kOwned && segments_[i].owner != nullptr) {
       segments_[i].owner->release();
       --file_owners_;
     }

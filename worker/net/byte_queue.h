@@ -34,7 +34,7 @@ class ByteQueue {
     uint64_t offset = 0;         // kFile: file offset of the next byte
     uint64_t length = 0;
     int fd = -1;                  // kFile
-    RefCounted* owner = nullptr;  // kFile: retained until the slice left
+    RefCounted* owner = nullptr;  // kFile, kStable: retained until the bytes left
     size_t block = 0;             // kOwned: index of its block
   };
 
@@ -75,7 +75,8 @@ class ByteQueue {
     }
     appendAcrossBlocks(data);
   }
-  void appendStable(std::string_view data);
+  // Referenced, not copied; `owner` (when given) is retained until the bytes left.
+  void appendStable(std::string_view data, RefCounted* owner = nullptr);
   void appendFile(const FileSlice& file);  // retains file.owner
 
   bool empty() const { return head_ == segments_.size(); }
@@ -135,7 +136,7 @@ class ByteQueue {
   std::vector<Block> blocks_;
   size_t first_block_ = 0;  // blocks before it were given back
   uint64_t pending_ = 0;
-  size_t file_owners_ = 0;  // file segments still holding their owner
+  size_t file_owners_ = 0;  // segments still holding their owner
   uint64_t changes_ = 0;    // flushes and consumes, for Mark
   int last_errno_ = 0;
 };

@@ -8,6 +8,7 @@
 #include "common/config/config_loader.h"
 #include "common/log.h"
 #include "worker/access_log.h"
+#include "worker/server/worker_sandbox.h"
 
 namespace scalws::worker {
 
@@ -17,11 +18,16 @@ namespace {
 
 Result<SiteRuntime> prepare(Result<common::config::SiteConfig> config, const SiteRuntime* current) {
   if (!config.ok()) return config.status();
-  auto snapshot = ConfigSnapshot::build(std::move(config).value());
+  const common::config::ServerConfig& server = common::config::serverOrDefaults(*config);
+  auto caches = cache::CacheSet::forSite(
+      *config, current != nullptr ? current->caches.get() : nullptr, effectiveWorkerUser(server));
+  if (!caches.ok()) return caches.status();
+  auto snapshot = ConfigSnapshot::build(std::move(config).value(), {}, caches->get());
   if (!snapshot.ok()) return snapshot.status();
 
   SiteRuntime runtime;
   runtime.snapshot = std::move(snapshot).value();
+  runtime.caches = std::move(caches).value();
   const std::string& log_path = runtime.snapshot->server().access_log;
   if (!log_path.empty()) {
     if (current != nullptr && current->access_log_fd >= 0 &&

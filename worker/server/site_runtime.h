@@ -8,11 +8,15 @@
 #include "common/config/site_config.h"
 #include "common/status.h"
 #include "worker/config_snapshot.h"
+#include "worker/handlers/cache/shared_cache.h"
 
 namespace scalws::worker {
 
 struct SiteRuntime {
   std::shared_ptr<const ConfigSnapshot> snapshot;
+  // The site's caches: made here, before any fork, so every worker process shares them;
+  // a reload keeps the ones whose storage settings did not change.
+  std::shared_ptr<cache::CacheSet> caches;
   int access_log_fd = -1;  // owned; -1 when the access log is off
 };
 

@@ -41,6 +41,11 @@ sandbox::SandboxMode toSandboxMode(SandboxMode mode) {
 
 }  // namespace
 
+std::string effectiveWorkerUser(const common::config::ServerConfig& server) {
+  if (server.user.empty() && geteuid() == 0) return kDefaultUserForRoot;
+  return server.user;
+}
+
 Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
                                                 const std::string& config_path) {
   const auto& server = snapshot.server();
@@ -48,8 +53,7 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
   in.mode = toSandboxMode(server.sandbox);
   in.seccompAction = server.seccomp_action == SeccompAction::kKill ? sandbox::SeccompAction::kKill
                                                                    : sandbox::SeccompAction::kErrno;
-  in.user = server.user;
-  if (in.user.empty() && geteuid() == 0) in.user = kDefaultUserForRoot;
+  in.user = effectiveWorkerUser(server);
   in.allowRoot = in.user == "root";
   for (const auto& route : snapshot.site().routes) {
     if (const auto* st = std::get_if<common::config::StaticAction>(&route.action)) {
@@ -77,6 +81,10 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
         in.unixConnect = true;
       }
     }
+  }
+  // A cache's disk tier is the only place a worker writes files to.
+  for (const auto& cache : snapshot.site().caches) {
+    if (!cache.disk.empty()) in.writableDirs.push_back(cache.disk);
   }
   if (!server.access_log.empty()) in.logFiles.push_back(server.access_log);
   if (!server.error_log.empty()) in.logFiles.push_back(server.error_log);

@@ -26,4 +26,7 @@ common::Status preflightSandbox(const ConfigSnapshot& snapshot, const std::strin
 common::Result<sandbox::SandboxReport> enterSandbox(const ConfigSnapshot& snapshot,
                                                     const std::string& config_path);
 
+// The user workers run as: [server] user, or "nobody" when started as root without one.
+std::string effectiveWorkerUser(const common::config::ServerConfig& server);
+
 }  // namespace scalws::worker

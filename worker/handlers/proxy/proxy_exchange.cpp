@@ -64,7 +64,7 @@ bool ProxyExchange::callWriter(F&& f) {
 }
 
 void ProxyExchange::start(Request& request, ResponseWriter& writer, UpstreamPool& pool,
-                          const ProxyRoute& route) {
+                          const ProxyRoute& route, bool cache_fill, std::string_view conditional) {
   request_ = &request;
   writer_ = &writer;
   pool_ = &pool;
@@ -77,6 +77,8 @@ void ProxyExchange::start(Request& request, ResponseWriter& writer, UpstreamPool
   bytes_received_ = 0;
   head_options_ = RequestHeadOptions{};
   head_options_.framing = requestFramingOf(request, head_options_.content_length);
+  head_options_.cache_fill = cache_fill;
+  head_options_.conditional = conditional;
   tunnel_ = route.websocket && equalsIgnoreCase(request.upgrade, "websocket");
   if (tunnel_) {
     // RFC 6455 §4.1 (and RFC 8441 §5 for HTTP/2): the upstream gets an HTTP/1.1 upgrade
@@ -509,16 +511,7 @@ void ProxyExchange::fail(uint16_t status, const char* why) {
   pauseBody(false);  // the connection must read (and drop) what the client still sends
   w->setInFlight(nullptr);
   teardown();
-  if (answered) {
-    w->abortResponse();
-    return;
-  }
-  if (status == 503) {
-    const HeaderField retry[] = {{"Retry-After", "1"}};
-    sendError(*request, *w, status, retry);
-  } else {
-    sendError(*request, *w, status);
-  }
+  sendBackendFailure(*request, *w, status, answered);
 }
 
 void ProxyExchange::pauseBody(bool paused) {

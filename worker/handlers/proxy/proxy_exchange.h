@@ -62,7 +62,9 @@ class ProxyExchange final : public InFlight,
   ProxyExchange(const ProxyExchange&) = delete;
   ProxyExchange& operator=(const ProxyExchange&) = delete;
 
-  void start(Request& request, ResponseWriter& writer, UpstreamPool& pool, const ProxyRoute& route);
+  // `cache_fill`/`conditional`: RequestHeadOptions of the same names (a cache fill).
+  void start(Request& request, ResponseWriter& writer, UpstreamPool& pool, const ProxyRoute& route,
+             bool cache_fill = false, std::string_view conditional = {});
 
   // InFlight
   void abort() noexcept override;

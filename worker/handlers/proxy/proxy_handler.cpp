@@ -21,6 +21,13 @@ ProxyHandler::ProxyHandler(const common::config::ProxyAction& action,
   route_.websocket = action.websocket;
 }
 
+void ProxyHandler::setCache(std::shared_ptr<cache::SharedCache> cache,
+                            const common::config::CacheConfig& config) {
+  cached_.route = &route_;
+  cached_.cache = std::move(cache);
+  cached_.config = config;
+}
+
 void ProxyHandler::handle(Request& request, ResponseWriter& writer) noexcept {
   if (request.method == Method::kConnect &&
       !(route_.websocket && equalsIgnoreCase(request.upgrade, "websocket"))) {
@@ -28,6 +35,10 @@ void ProxyHandler::handle(Request& request, ResponseWriter& writer) noexcept {
     // it names: not something a reverse proxy offers.
     const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
     sendError(request, writer, 405, allow);
+    return;
+  }
+  if (cached_.cache != nullptr && request.upgrade.empty()) {
+    request.loop->local<CacheExchanges>().take().start(request, writer, cached_);
     return;
   }
   UpstreamPools& pools = request.loop->local<UpstreamPools>();

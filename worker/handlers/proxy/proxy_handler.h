@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/config/site_config.h"
+#include "worker/handlers/proxy/cache_exchange.h"
 #include "worker/handlers/proxy/proxy_route.h"
 #include "worker/http/handler.h"
 
@@ -17,6 +18,9 @@ class ProxyHandler final : public Handler {
  public:
   ProxyHandler(const common::config::ProxyAction& action,
                std::shared_ptr<const UpstreamSpec> upstream);
+  // A route with proxy.cache: answers go through the cache (cache_exchange.h).
+  void setCache(std::shared_ptr<cache::SharedCache> cache,
+                const common::config::CacheConfig& config);
 
   void handle(Request& request, ResponseWriter& writer) noexcept override;
   std::string_view actionName() const noexcept override { return "proxy"; }
@@ -26,6 +30,7 @@ class ProxyHandler final : public Handler {
 
  private:
   ProxyRoute route_;
+  CachedRoute cached_;
 };
 
 }  // namespace scalws::worker::proxy

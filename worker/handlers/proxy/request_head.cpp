@@ -221,8 +221,15 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
 
   for (const HeaderField& h : request.headers) {
     if (dropped(h, request, route)) continue;
+    if (options.cache_fill &&
+        (equalsIgnoreCase(h.name, "if-none-match") ||
+         equalsIgnoreCase(h.name, "if-modified-since") || equalsIgnoreCase(h.name, "if-range") ||
+         equalsIgnoreCase(h.name, "range"))) {
+      continue;
+    }
     appendField(out, h.name, h.value);
   }
+  out.append(options.conditional);
 
   char buf[64];
   std::string_view client = clientAddressText(*request.peer, buf);

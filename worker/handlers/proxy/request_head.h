@@ -33,6 +33,12 @@ struct RequestHeadOptions {
   bool upgrade = false;
   std::string_view websocket_key;
   bool close = false;  // ask the upstream to close after this response
+  // A cache fill: the client's validators and Range are not passed on (the cache wants the
+  // whole current response and answers those itself, RFC 9111 §4.3.2), and `conditional`
+  // (rendered "If-None-Match: ...\r\n" lines of a stored entry being revalidated) goes
+  // instead.
+  bool cache_fill = false;
+  std::string_view conditional;
 };
 
 // A fresh Sec-WebSocket-Key (RFC 6455 §4.1: 16 random bytes, base64) written into `out`.

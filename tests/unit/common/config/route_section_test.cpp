@@ -28,7 +28,8 @@ TEST(RouteSection, RoutesKeepFileOrder) {
 
 TEST(RouteSection, NeedsAnAction) {
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefix = \"/\" }\n"),
-            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy)");
+            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
+            "cache_purge)");
 }
 
 TEST(RouteSection, TakesExactlyOneAction) {
@@ -39,11 +40,13 @@ TEST(RouteSection, TakesExactlyOneAction) {
 
 TEST(RouteSection, UnknownActionsAreUnknownKeys) {
   EXPECT_EQ(snippetErrors("[[route]]\napp = { name = \"api\" }\n"),
-            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy)\n"
+            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
+            "cache_purge)\n"
             "t.toml:2:1: route: unknown key \"app\" (expected one of: match, respond, static, "
-            "status, php, proxy, policy)");
+            "status, php, proxy, cache_purge, policy)");
   EXPECT_EQ(snippetErrors("[[route]]\nrespnd = {}\n"),
-            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy)\n"
+            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
+            "cache_purge)\n"
             "t.toml:2:1: route: unknown key \"respnd\" (did you mean \"respond\"?)");
 }
 

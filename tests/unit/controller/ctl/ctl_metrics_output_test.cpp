@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/ctl/ctl_command.h"
+#include "controller/ctl/ctl_format.h"
 #include "controller/ctl/ctl_output.h"
 
 namespace scalws::ctl {
@@ -69,6 +70,7 @@ Json figures(double rps, uint64_t requests) {
           {"bytes_out", 1000},
           {"connections", {{"accepted_per_s", 0.5}, {"active", 3}}},
           {"open_file_cache", {{"hits", 9}, {"misses", 1}, {"hit_rate", 0.9}}},
+          {"proxy_cache", {{"hits", 6}, {"stale", 1}, {"misses", 3}, {"hit_rate", 0.7}}},
           {"php", {{"waits", 2}, {"wait_mean_us", 1500}}},
           {"cpu_percent", 12.5},
           {"rss_bytes", 10 * 1024 * 1024}};
@@ -87,11 +89,20 @@ TEST(CtlMetrics, InstanceMetricsTable) {
   EXPECT_EQ(out.rfind("instance web: running, 2 process(es), 2 reporting\n", 0), 0u) << out;
   for (const char* want :
        {"NOW (10s)", "LAST 1h", "requests/s", "0.40", "1.25", "4500", "2xx 3, 4xx 1",
-        "respond 4500", "25.0%", "latency p99", "46.34ms", "2.0 KiB", "90.0% of 10",
+        "respond 4500", "25.0%", "latency p99", "46.34ms", "2.0 KiB", "90.0% of 10", "70.0% of 10",
         "2 (mean 1.50ms)", "12.5% of a core", "10.0 MiB", "upper bounds"}) {
     EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
   }
   EXPECT_EQ(out.find("static 0"), std::string::npos);
+  // A proxy cache that saw no lookup (null rate), or a report without it: a dash.
+  r["now"]["proxy_cache"]["hit_rate"] = nullptr;
+  r["window"].erase("proxy_cache");
+  out = renderResult("instance.metrics", r);
+  size_t row = out.find("proxy cache hits");
+  ASSERT_NE(row, std::string::npos) << out;
+  std::string line = out.substr(row, out.find('\n', row) - row);
+  EXPECT_EQ(line.find("%"), std::string::npos) << line;
+  EXPECT_NE(line.find("-"), std::string::npos) << line;
   // "µs" is one column wide: the cells after it stay aligned.
   r["now"]["latency_us"]["p50"] = 91;
   r["window"]["latency_us"]["p50"] = 1448;

@@ -147,7 +147,7 @@ TEST(MigrationsTest, PoolsAssignedBeforeVersion4KeepTheirOwnName) {
   EXPECT_FALSE(db.exec("UPDATE php_pools SET assigned_as = '-bad' WHERE name = 'main'").ok());
 }
 
-TEST(MigrationsTest, MetricsRowsBeforeVersion5ReadZeroForHttp3) {
+TEST(MigrationsTest, MetricsRowsBeforeVersion8ReadZeroForHttp3) {
   TempDir dir;
   {
     SqliteDb db = openOk(dir.file("state.db"));
@@ -167,17 +167,17 @@ TEST(MigrationsTest, MetricsRowsBeforeVersion5ReadZeroForHttp3) {
   auto rows = store->listMetrics("web", MetricsResolution::k10s, 0, 20000);
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0].bytes_out, 77u);
-  EXPECT_EQ((*rows)[0].http3_requests, 0u);
-  EXPECT_EQ((*rows)[0].quic_lost_packets, 0u);
+  EXPECT_EQ((*rows)[0].figures.bytes_out, 77u);
+  EXPECT_EQ((*rows)[0].figures.http3_requests, 0u);
+  EXPECT_EQ((*rows)[0].figures.quic_lost_packets, 0u);
   // And new rows keep what they are given.
   MetricsRow row = (*rows)[0];
   row.bucket_ms = 20000;
-  row.quic_retries = 5;
+  row.figures.quic_retries = 5;
   ASSERT_TRUE(store->insertMetrics(MetricsResolution::k10s, std::span(&row, 1)).ok());
   rows = store->listMetrics("web", MetricsResolution::k10s, 20000, 30000);
   ASSERT_TRUE(rows.ok() && rows->size() == 1u);
-  EXPECT_EQ((*rows)[0].quic_retries, 5u);
+  EXPECT_EQ((*rows)[0].figures.quic_retries, 5u);
 }
 
 TEST(MigrationsTest, DatabaseFromTheFutureIsRefused) {

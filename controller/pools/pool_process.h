@@ -1,0 +1,137 @@
+// PoolProcess: one managed php-fpm master, run and watched by the controller.
+//
+// php-fpm runs in the foreground (`PHP_FPM -F -y CONF`, pool_fpm_config.h) in a session of
+// its own (setsid: a terminal's Ctrl-C reaches the controller only), with a clean
+// environment (no NOTIFY_SOCKET: php-fpm would otherwise report to the controller's
+// systemd unit), stdin on /dev/null and stdout/stderr on the pool's log FIFO, which the
+// controller copies to a capped, rotated php-fpm.log (pool_log.h). Its exit
+// is seen through a pidfd, so a master left by a previous controller (adopted from its pid
+// file) is watched the same way as one started here.
+//
+// It is up once its socket accepts a connection. When the master dies its children
+// (orphans, still accepting on the old socket) are killed with it (they share its process
+// group), the stale socket is removed, and:
+//   - a first start (startOnce, for `pool add`) that fails reports why (exit status and the
+//     log's last lines) and leaves nothing running;
+//   - a supervised master (after a first start succeeded, or supervise() at controller
+//     start) is started again after the backoff of restart_policy.h (100 ms doubling to
+//     30 s, a fresh sequence after 10 s up), for ever: a pool the DB holds should run, and
+//     `pool show` says how it is doing.
+// stop() asks for a graceful stop (SIGQUIT: requests in flight finish within php-fpm's
+// process_control_timeout) and SIGKILLs the group kStopGraceMs later. leave() lets go:
+// php-fpm keeps serving the sites that outlive the controller, and the next controller
+// adopts it.
+//
+// Callbacks and Done fire on the loop thread, never from inside the call that was made.
+#pragma once
+
+#include <sys/types.h>
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/unique_fd.h"
+#include "controller/pools/pool_log.h"
+#include "controller/restart_policy.h"
+#include "ipc/message.h"
+
+namespace scalws::controller {
+
+inline constexpr uint64_t kPoolReadyTimeoutMs = 10'000;
+inline constexpr uint64_t kPoolStopGraceMs = 15'000;  // php-fpm's own timeout is 10 s
+
+struct PoolPaths {
+  std::string config;  // php-fpm.conf
+  std::string pid;     // written by the master
+  std::string log;     // its log (php-fpm.log, rotated to php-fpm.log.1: pool_log.h)
+  std::string pipe;    // the FIFO php-fpm writes its log and stderr to
+  std::string socket;  // where it listens
+};
+
+class PoolProcess {
+ public:
+  enum class State { kStopped, kStarting, kRunning, kBackoff, kStopping };
+  using Done = std::function<void(const common::Status&)>;
+
+  struct Hooks {
+    // Called before every spawn: writes php-fpm.conf from the DB as it is now.
+    std::function<common::Status()> prepare;
+    // Each time php-fpm accepts (after a start, a restart or an adoption).
+    std::function<void()> on_running;
+    // Something worth the event log happened ("pool.exited", "why").
+    std::function<void(std::string_view kind, const std::string& message)> on_event;
+  };
+
+  PoolProcess(uv_loop_t* loop, std::string name, PoolPaths paths, std::string php_fpm,
+              RestartLimits limits, Hooks hooks, uint64_t log_cap = kDefaultPoolLogCap);
+  // Stops watching; the process itself is not signalled (stop() or leave() first).
+  ~PoolProcess();
+  PoolProcess(const PoolProcess&) = delete;
+  PoolProcess& operator=(const PoolProcess&) = delete;
+
+  void startOnce(Done ready);
+  // Adopts the master named by the pid file when it is ours (its title names our config),
+  // else starts one; `first` gets the first attempt's outcome (supervision goes on either
+  // way).
+  void supervise(Done first);
+  void stop(Done done);
+  void leave();
+
+  State state() const { return state_; }
+  std::string_view stateName() const;
+  pid_t pid() const { return pid_; }
+  const PoolPaths& paths() const { return paths_; }
+  // {state, pid, restarts, last_exit, started_ms, adopted}
+  ipc::Json status() const;
+
+  // The master whose pid file and process title match `paths`, if it runs; 0 otherwise.
+  static pid_t findOurMaster(const PoolPaths& paths);
+
+ private:
+  void spawn();
+  bool adopt();
+  void watch();
+  void onExit();
+  void onTick();
+  void failAttempt(const std::string& why);
+  void scheduleRestart(const std::string& why, uint64_t uptime_ms);
+  void becameRunning();
+  void arm(uint64_t ms, uint64_t repeat, void (*fire)(PoolProcess&));
+  void disarm();
+  void finishStop();
+  void later(std::function<void()> fn);
+  std::string logTail() const;
+
+  uv_loop_t* loop_;
+  std::string name_;
+  PoolPaths paths_;
+  std::string php_fpm_;
+  RestartPolicy policy_;
+  Hooks hooks_;
+  PoolLog log_;
+  State state_ = State::kStopped;
+  bool supervised_ = false;
+  pid_t pid_ = 0;
+  bool is_child_ = false;
+  bool adopted_ = false;
+  common::UniqueFd pidfd_;
+  uv_poll_t* poll_ = nullptr;  // heap handles, freed by their close callbacks
+  uv_timer_t* timer_ = nullptr;
+  void (*fire_)(PoolProcess&) = nullptr;
+  uint64_t deadline_ms_ = 0;
+  uint64_t started_mono_ms_ = 0;
+  int64_t started_ms_ = 0;
+  uint32_t restarts_ = 0;
+  std::string last_exit_;
+  std::string start_problem_;  // why the current start was given up (readiness timeout)
+  Done ready_;
+  std::vector<Done> stop_done_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace scalws::controller
