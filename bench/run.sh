@@ -50,6 +50,7 @@ usage: bench/run.sh [options]
   --scalws-mode M        ScalWS's [server] mode, multi or single (default: $SCALWS_MODE;
                          single exits through main, which an instrumented build needs)
   --scalwsd PATH         the ScalWS binary (default: build/bin/scalwsd)
+  --h3load PATH          the HTTP/3 load tool (default: scalws-h3load next to --scalwsd)
   --scalwsd-nometrics PATH  scalwsd built with -DSCALWS_METRICS=OFF, for the kind
                          scalws-nometrics (default: build-nometrics/bin/scalwsd)
   --results DIR          where result files go (default: bench/results)
@@ -93,6 +94,7 @@ set_defaults() {
   DESIGN=""
   SCALWSD=$REPO_DIR/build/bin/scalwsd
   SCALWSD_NOMETRICS=$REPO_DIR/build-nometrics/bin/scalwsd
+  H3LOAD=""  # default: scalws-h3load next to the scalwsd under test
   RESULTS_DIR=$BENCH_DIR/results
   TUNE_FILE=""
   NGINX_BIN=${NGINX_BIN:-nginx}
@@ -126,6 +128,7 @@ parse_args() {
       --quick-duration) QUICK_DURATION=$2; shift ;;
       --scalws-mode) SCALWS_MODE=$2; shift ;;
       --scalwsd) SCALWSD=$2; shift ;;
+      --h3load) H3LOAD=$2; shift ;;
       --scalwsd-nometrics) SCALWSD_NOMETRICS=$2; shift ;;
       --results) RESULTS_DIR=$2; shift ;;
       --quiet-wait) QUIET_WAIT=$2; shift ;;
@@ -163,6 +166,8 @@ validate_settings() {
     command -v "$tool" >/dev/null || die "$tool is not installed (deploy/install-deps.sh)"
   done
   [[ $SCALWSD == /* ]] || SCALWSD=$PWD/$SCALWSD
+  [[ -n $H3LOAD ]] || H3LOAD=$(dirname "$SCALWSD")/scalws-h3load
+  [[ $H3LOAD == /* ]] || H3LOAD=$PWD/$H3LOAD
   [[ $SCALWSD_NOMETRICS == /* ]] || SCALWSD_NOMETRICS=$PWD/$SCALWSD_NOMETRICS
 }
 
@@ -267,6 +272,7 @@ write_meta() {
   versions+=(
     "wrk=$(version_word wrk -v)"
     "h2load=$(version_word h2load --version)"
+    "h3load=$([[ -x $H3LOAD ]] && echo "$H3LOAD" || echo "not built")"
     "php-fpm=$(version_word "$PHP_FPM_BIN" -v)"
     "openssl=$(version_word openssl version)"
   )

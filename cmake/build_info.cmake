@@ -1,9 +1,10 @@
 # What `--version` says: the release, the commit and how the binary was built.
 #
-# The version and the build's flavour (type, compiler, PGO, LTO, sanitizers, metrics) are
-# known at configure time; the commit is read at every build by write_commit.cmake, which
-# rewrites its one-line source only when the commit changed, so a binary never reports a
-# commit it was not built from and a rebuild recompiles one small file at most.
+# The version and the build's flavour (type, compiler, PGO, LTO, sanitizers, metrics, HTTP/3,
+# since a build without it refuses `http3 = true`) are known at configure time; the commit is
+# read at every build by write_commit.cmake, which rewrites its one-line source only when
+# the commit changed, so a binary never reports a commit it was not built from and a rebuild
+# recompiles one small file at most.
 # -DSCALWS_COMMIT=... replaces git (a build from a tarball, or a packager's choice).
 set(SCALWS_COMMIT "" CACHE STRING "Commit reported by --version (default: git, at build time)")
 
@@ -22,12 +23,17 @@ if(SCALWS_METRICS)
 else()
   set(SCALWS_BUILD_METRICS "off")
 endif()
+if(SCALWS_HTTP3)
+  set(SCALWS_BUILD_HTTP3 "on")
+else()
+  set(SCALWS_BUILD_HTTP3 "off")
+endif()
 set(SCALWS_BUILD_TYPE "${CMAKE_BUILD_TYPE}")
 if(SCALWS_BUILD_TYPE STREQUAL "")
   set(SCALWS_BUILD_TYPE "None")  # Debian's dh passes None: flags come from dpkg-buildflags
 endif()
 set(SCALWS_BUILD_FLAVOUR
-    "${SCALWS_BUILD_TYPE}, ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}; PGO ${SCALWS_PGO}; LTO ${SCALWS_BUILD_LTO}; sanitizers ${SCALWS_BUILD_SANITIZERS}; metrics ${SCALWS_BUILD_METRICS}")
+    "${SCALWS_BUILD_TYPE}, ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}; PGO ${SCALWS_PGO}; LTO ${SCALWS_BUILD_LTO}; sanitizers ${SCALWS_BUILD_SANITIZERS}; metrics ${SCALWS_BUILD_METRICS}; HTTP/3 ${SCALWS_BUILD_HTTP3}")
 
 set(SCALWS_BUILD_INFO_DIR ${CMAKE_BINARY_DIR}/generated/build_info)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/build_info.cpp.in ${SCALWS_BUILD_INFO_DIR}/build_info.cpp

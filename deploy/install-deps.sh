@@ -8,9 +8,10 @@ PACKAGES="
   clang clang-format libclang-rt-14-dev
   libuv1-dev libssl-dev node-llhttp libnghttp2-dev libseccomp-dev
   libtomlplusplus-dev libsqlite3-dev nlohmann-json3-dev libsystemd-dev libcrypt-dev
+  libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libnghttp3-dev
   googletest libgtest-dev libgmock-dev
   php8.2-fpm php8.2-cli nginx-light h2o
-  curl nghttp2-client wrk openssl testssl.sh
+  curl nghttp2-client ngtcp2-client wrk openssl testssl.sh
   python3 python3-pytest python3-h2 python3-hyperframe python3-websockets
   sqlite3 procps psmisc strace valgrind linux-perf iproute2 util-linux passwd
   debhelper dpkg-dev fakeroot lintian pandoc bash-completion debootstrap

@@ -118,7 +118,8 @@ Json SandboxSummary::encode() const {
           {"seccomp",
            {{"enforced", seccomp_enforced},
             {"action", seccomp_action},
-            {"allowed_syscalls", allowed_syscalls}}},
+            {"allowed_syscalls", allowed_syscalls},
+            {"udp_datagrams", udp_datagrams}}},
           {"degraded", degraded},
           {"verified", verified}};
 }
@@ -142,6 +143,11 @@ Result<SandboxSummary> SandboxSummary::decode(const Json& j) {
   r.flag("seccomp", "enforced", s.seccomp_enforced);
   r.text("seccomp", "action", s.seccomp_action);
   r.number("seccomp", "allowed_syscalls", s.allowed_syscalls);
+  // Absent from a worker without HTTP/3: no UDP.
+  auto sc = j.find("seccomp");
+  if (sc != j.end() && sc->is_object() && sc->contains("udp_datagrams")) {
+    r.flag("seccomp", "udp_datagrams", s.udp_datagrams);
+  }
   r.list(nullptr, "degraded", s.degraded, "a list of strings", oneText);
   r.flag(nullptr, "verified", s.verified);
   if (!r.error().ok()) return r.error();

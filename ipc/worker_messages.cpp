@@ -37,7 +37,12 @@ Result<int64_t> pidField(const Json& object) {
 }
 
 Json specJson(const ListenerSpec& s) {
-  return {{"loop", s.loop}, {"address", s.address}, {"port", s.port}, {"tls", s.tls}};
+  Json out = {{"loop", s.loop}, {"address", s.address}, {"port", s.port}, {"tls", s.tls}};
+  if (s.quic) {
+    out["quic"] = true;
+    out["steering"] = s.steering;
+  }
+  return out;
 }
 
 Result<ListenerSpec> specFrom(const Json& entry) {
@@ -55,6 +60,17 @@ Result<ListenerSpec> specFrom(const Json& entry) {
   s.address = std::move(address).value();
   s.port = static_cast<uint16_t>(*port);
   s.tls = *tls;
+  if (entry.contains("quic")) {
+    Result<bool> quic = boolField(entry, "quic");
+    if (!quic.ok()) return quic.status();
+    s.quic = *quic;
+  }
+  if (s.quic) {
+    // A reuseport group holds at most 0xffff sockets: the id is 16 bits in the CID.
+    Result<uint32_t> steering = boundedUint(entry, "steering", 0xfffe);
+    if (!steering.ok()) return steering.status();
+    s.steering = *steering;
+  }
   return s;
 }
 

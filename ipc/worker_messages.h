@@ -6,7 +6,8 @@
 //   worker -> hello      HelloArgs       a spawned worker: pid, instance, attach_address
 //   ctl    -> config     ConfigArgs      what to be: WorkerSettings + controller_uid + the
 //                                        instance's TLS ticket secret
-//   ctl    -> listeners  ListenersArgs   + one fd per entry, in order (bound, listening)
+//   ctl    -> listeners  ListenersArgs   + one fd per entry, in order (bound, listening;
+//                                        a quic entry's fd is a bound UDP socket)
 //   worker -> ready      ReadyArgs       it serves (pid, loops, listeners with their fd
 //                                        numbers, the sandbox report), or why not
 //   ctl    -> reload     ReloadArgs      a new config text, path and pools
@@ -49,6 +50,11 @@ struct ListenerSpec {
   std::string address;
   uint16_t port = 0;
   bool tls = false;
+  // The UDP socket of an HTTP/3 listener (bound, not listening); `steering` is its place in
+  // the port's reuseport group, which the connection IDs the worker issues carry. Absent on
+  // the wire for a TCP listener, so a worker without HTTP/3 is understood.
+  bool quic = false;
+  uint32_t steering = 0;
 
   friend bool operator==(const ListenerSpec&, const ListenerSpec&) = default;
 };

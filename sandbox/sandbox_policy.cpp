@@ -92,6 +92,7 @@ Result<SandboxPolicy> buildSandboxPolicy(const SandboxInputs& in) {
   policy.mode = in.mode;
   policy.allowRoot = in.allowRoot;
   policy.unixConnect = in.unixConnect;
+  policy.udpDatagrams = in.udpDatagrams;
   policy.seccompAction = in.seccompAction;
 
   if (!in.user.empty()) {

@@ -64,6 +64,7 @@ struct SandboxPolicy {
   std::vector<PathRule> paths;
   std::vector<uint16_t> tcpConnectPorts;  // sorted, unique, never 0
   bool unixConnect = false;               // socket(AF_UNIX) allowed (PHP-FPM on a unix socket)
+  bool udpDatagrams = false;              // recvmmsg allowed (HTTP/3 on inherited UDP sockets)
   SeccompAction seccompAction = SeccompAction::kErrno;
 };
 
@@ -77,6 +78,7 @@ struct SandboxInputs {
   std::vector<std::string> extraReadPaths;  // files or directories (mime.types, certs dir)
   std::vector<uint16_t> tcpConnectPorts;    // upstream and PHP-FPM TCP ports
   bool unixConnect = false;                 // a PHP pool or upstream on a unix socket
+  bool udpDatagrams = false;                // HTTP/3 listeners: batched datagram receives
   SandboxMode mode = SandboxMode::kOn;
   SeccompAction seccompAction = SeccompAction::kErrno;
 };

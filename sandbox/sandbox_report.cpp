@@ -115,6 +115,11 @@ std::vector<std::string> SandboxReport::toLines() const {
         std::string(seccomp.action == SeccompAction::kKill ? "kill process" : "EPERM, logged") +
         ", " + std::to_string(seccomp.allowedSyscalls) + " syscalls allowed (" +
         std::to_string(seccomp.rules) + " rules)");
+    if (seccomp.udpDatagrams) {
+      lines.push_back(
+          "seccomp udp: HTTP/3 datagrams on the inherited sockets (recvmmsg, sendmsg); "
+          "no UDP socket can be created");
+    }
   } else {
     lines.push_back("seccomp: not enforced");
   }
@@ -153,7 +158,8 @@ nlohmann::json SandboxReport::toJson() const {
         {"action", seccompActionName(seccomp.action)},
         {"allowed_syscalls", seccomp.allowedSyscalls},
         {"rules", seccomp.rules},
-        {"not_on_this_arch", seccomp.notOnThisArch}}},
+        {"not_on_this_arch", seccomp.notOnThisArch},
+        {"udp_datagrams", seccomp.udpDatagrams}}},
       {"degraded", degraded},
       {"verified", verified},
   };

@@ -50,6 +50,7 @@ struct SeccompReport {
   size_t allowedSyscalls = 0;              // distinct syscalls with at least one allow rule
   size_t rules = 0;                        // allow-list entries loaded (argument variants count)
   std::vector<std::string> notOnThisArch;  // table names this architecture lacks
+  bool udpDatagrams = false;               // HTTP/3's recvmmsg is in the filter
 };
 
 struct SandboxReport {

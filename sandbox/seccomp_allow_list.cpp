@@ -46,6 +46,10 @@ constexpr SyscallAllowance withUnixConnect(SyscallAllowance entry) {
   entry.onlyWithUnixConnect = true;
   return entry;
 }
+constexpr SyscallAllowance withUdpDatagrams(SyscallAllowance entry) {
+  entry.onlyWithUdpDatagrams = true;
+  return entry;
+}
 
 // A thread, not a process: CLONE_THREAD set and no namespace flag. glibc's pthread_create
 // passes CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|... ; fork() passes
@@ -142,15 +146,17 @@ constexpr std::array kAllowList = {
     allow("accept4", "clients on the inherited listeners"),
     allow("shutdown", "half-close"),
     allow("getsockopt", "SO_ERROR after a non-blocking connect"),
-    allow("setsockopt", "TCP_NODELAY, keep-alive, buffer sizes"),
+    allow("setsockopt", "TCP_NODELAY, keep-alive, buffer sizes; UDP pktinfo, ECN, MTU"),
     allow("getsockname", "local address for logs and X-Forwarded headers"),
     allow("getpeername", "client address"),
     allowIf("sendto", noFastOpen(3), "send on connected sockets, never MSG_FASTOPEN"),
     allow("recvfrom", "receive on connected sockets"),
-    allowIf("sendmsg", noFastOpen(2), "IPC frames with SCM_RIGHTS, never MSG_FASTOPEN"),
+    allowIf("sendmsg", noFastOpen(2),
+            "IPC frames with SCM_RIGHTS; HTTP/3 datagrams (GSO, source address); never "
+            "MSG_FASTOPEN"),
     allow("recvmsg", "IPC frames with SCM_RIGHTS"),
     allowIf("sendmmsg", noFastOpen(3), "batched sends, never MSG_FASTOPEN"),
-    allow("recvmmsg", "batched receives"),
+    withUdpDatagrams(allow("recvmmsg", "HTTP/3: datagrams from the UDP listener in batches")),
 
     // --- files (Landlock decides which paths) ---
     allow("openat", "static files beneath the docroot dirfds, cache files"),

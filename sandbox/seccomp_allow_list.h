@@ -31,6 +31,7 @@ struct SyscallAllowance {
   std::array<ArgCheck, 3> checks;  // all must hold; unused ones are Op::kNone
   bool onlyWithUnixConnect;        // allowed only when the policy says unixConnect
   const char* why;
+  bool onlyWithUdpDatagrams = false;  // allowed only when the policy says udpDatagrams
 };
 
 struct SyscallErrno {

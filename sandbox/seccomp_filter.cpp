@@ -57,6 +57,7 @@ Result<Filter> buildFilter(const SandboxPolicy& policy, SeccompReport& report) {
   std::vector<int> allowed;
   for (const SyscallAllowance& entry : seccompAllowList()) {
     if (entry.onlyWithUnixConnect && !policy.unixConnect) continue;
+    if (entry.onlyWithUdpDatagrams && !policy.udpDatagrams) continue;
     int nr = seccomp_syscall_resolve_name(entry.name);
     if (nr == __NR_SCMP_ERROR) {
       return common::internalError(std::string("seccomp allow-list names an unknown syscall: ") +
@@ -78,6 +79,7 @@ Result<Filter> buildFilter(const SandboxPolicy& policy, SeccompReport& report) {
     if (std::find(allowed.begin(), allowed.end(), nr) == allowed.end()) allowed.push_back(nr);
   }
   report.allowedSyscalls = allowed.size();
+  report.udpDatagrams = policy.udpDatagrams;
 
   for (const SyscallErrno& entry : seccompErrnoList()) {
     int nr = seccomp_syscall_resolve_name(entry.name);

@@ -11,6 +11,9 @@
 #include "worker/handlers/respond_handler.h"
 #include "worker/handlers/static/static_handler.h"
 #include "worker/handlers/status_handler.h"
+#if SCALWS_HTTP3
+#include "worker/quic/tls_context.h"
+#endif
 
 namespace scalws::worker {
 
@@ -190,6 +193,7 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
   // before it forks, so every worker inherits them.
   for (const auto& listen : s->site_.listens) {
     s->tls_.emplace_back();
+    s->quic_.emplace_back();
     if (!listen.tls) continue;
     auto context = tls::ServerContext::build(listen);
     if (!context.ok()) {
@@ -198,12 +202,55 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
       continue;
     }
     s->tls_.back() = std::move(context).value();
+#if SCALWS_HTTP3
+    if (listen.http3) {
+      // The same files again for GnuTLS, which does QUIC's handshake.
+      auto quic = quic::TlsContext::build(listen, s->tls_.back());
+      if (!quic.ok()) {
+        if (!errors.empty()) errors += '\n';
+        errors += quic.status().message();
+        continue;
+      }
+      s->quic_.back() = std::move(quic).value();
+    }
+#endif
   }
   if (!errors.empty()) return common::invalidArgument(errors);
   if (!s->server_.server_header.empty()) {
     s->server_line_ = "Server: " + s->server_.server_header + "\r\n";
   }
+  for (const auto& listen : s->site_.listens) {
+    if (!listen.http3) continue;
+    bool known = false;
+    for (const AltSvc& a : s->alt_svc_) known = known || a.port == listen.port;
+    if (known) continue;
+    // RFC 9114 §3.1.1: the alternative is the same host on this UDP port; a day's "ma"
+    // as the major browsers' servers send it.
+    AltSvc a;
+    a.port = listen.port;
+    a.value = "h3=\":" + std::to_string(listen.port) + "\"; ma=86400";
+    a.server_line = s->server_line_ + "Alt-Svc: " + a.value + "\r\n";
+    s->alt_svc_.push_back(std::move(a));
+  }
   return std::shared_ptr<const ConfigSnapshot>(std::move(s));
+}
+
+std::string_view ConfigSnapshot::serverHeaderLine(const PeerInfo& peer) const {
+  if (peer.tls) {
+    for (const AltSvc& a : alt_svc_) {
+      if (a.port == peer.local_port) return a.server_line;
+    }
+  }
+  return server_line_;
+}
+
+std::string_view ConfigSnapshot::altSvc(const PeerInfo& peer) const {
+  if (peer.tls) {
+    for (const AltSvc& a : alt_svc_) {
+      if (a.port == peer.local_port) return a.value;
+    }
+  }
+  return {};
 }
 
 uint64_t ConfigSnapshot::maxBody(int route) const {

@@ -20,6 +20,10 @@
 
 namespace scalws::worker {
 
+namespace quic {
+class TlsContext;
+}
+
 namespace cache {
 class CacheSet;
 }
@@ -47,6 +51,11 @@ class ConfigSnapshot {
   uint64_t maxBody(int route) const;
   bool policyAllows(int route, const PeerInfo& peer) const;
   std::string_view serverHeaderLine() const { return server_line_; }
+  // The Server line plus, on a TLS connection to a port whose listener serves HTTP/3, the
+  // Alt-Svc line advertising it (RFC 7838 §3): what an HTTP/1.1 response head carries.
+  std::string_view serverHeaderLine(const PeerInfo& peer) const;
+  // The Alt-Svc value for such a connection (`h3=":443"; ma=86400`), else empty.
+  std::string_view altSvc(const PeerInfo& peer) const;
   // The PHP pools php routes use, resolved at build (addresses, this loop's share).
   const std::vector<fastcgi::PoolSpec>& phpPools() const { return php_pools_; }
   // The upstreams proxy routes use, resolved at build (addresses, TLS contexts).
@@ -57,6 +66,10 @@ class ConfigSnapshot {
   // Connections keep a reference: it outlives a reload for the handshakes it began.
   const std::shared_ptr<const tls::ServerContext>& tlsContext(size_t listen_index) const {
     return tls_[listen_index];
+  }
+  // The QUIC TLS context (GnuTLS) of listener `listen_index` with http3 = true; else null.
+  const std::shared_ptr<const quic::TlsContext>& quicContext(size_t listen_index) const {
+    return quic_[listen_index];
   }
 
  private:
@@ -71,6 +84,13 @@ class ConfigSnapshot {
   std::vector<common::metrics::Action> actions_;  // one per route
   std::string server_line_;
   std::vector<std::shared_ptr<const tls::ServerContext>> tls_;  // one per listen
+  std::vector<std::shared_ptr<const quic::TlsContext>> quic_;   // one per listen
+  struct AltSvc {
+    uint16_t port = 0;
+    std::string value;        // h3=":PORT"; ma=86400
+    std::string server_line;  // server_line_ + "Alt-Svc: <value>\r\n"
+  };
+  std::vector<AltSvc> alt_svc_;
 };
 
 // True when `peer` falls in one of `cidrs`.

@@ -4,6 +4,9 @@
 
 #include "worker/http1/connection.h"
 #include "worker/http2/connection.h"
+#if SCALWS_HTTP3
+#include "worker/http3/listener.h"
+#endif
 
 namespace scalws::worker {
 namespace {
@@ -17,10 +20,22 @@ ClientConnection* start(WorkerLoop& loop, std::unique_ptr<Transport> transport,
   return nullptr;
 }
 
+#if SCALWS_HTTP3
+// HTTP/3's per-loop state (http3::LoopListeners) reads the socket from here on.
+bool startHttp3(WorkerLoop& loop, const ListenerSocket& socket) {
+  return loop.local<http3::LoopListeners>().add(socket);
+}
+#endif
+
 }  // namespace
 
 const ProtocolTable& builtinProtocols() {
+#if SCALWS_HTTP3
+  static const ProtocolTable table{&start<http1::Connection>, &start<http2::Connection>,
+                                   &startHttp3};
+#else
   static const ProtocolTable table{&start<http1::Connection>, &start<http2::Connection>};
+#endif
   return table;
 }
 

@@ -109,6 +109,10 @@ def parse_h2load(text, log_path=None):
         out["requests_2xx"] = two
     if log_path:
         out["p99_us"] = _h2load_log_p99(log_path)
+    # scalws-h3load prints its own percentiles.
+    m = re.search(r"^latency \(us\): .* p99 (\d+) ", text, re.M)
+    if m and out["p99_us"] is None:
+        out["p99_us"] = float(m.group(1))
     return out
 
 
@@ -551,7 +555,8 @@ def render_table(summary):
                 return "n/a"
             return format(ps[key] * scale, spec)
 
-        conns = str(row["conns"]) + (f"x{row['streams']}" if row["tool"] == "h2load" else "")
+        conns = str(row["conns"]) + (f"x{row['streams']}" if row["tool"] in ("h2load", "h3load")
+                                     else "")
         lines.append(
             f"{row['name']:<20} {conns:>6} {val(pa, 'rps_median', ',.0f'):>14} "
             f"{val(pb, 'rps_median', ',.0f'):>14} {_fmt_ratio(row.get('rps_ratio')):>20} "

@@ -4,17 +4,18 @@
 # concurrency, and which peer it needs. The only place these settings live, so no two
 # scenarios drive load differently by accident.
 #
-#   tool     wrk (HTTP/1.1) or h2load (HTTP/2 over TLS)
+#   tool     wrk (HTTP/1.1), h2load (HTTP/2 over TLS) or h3load (HTTP/3: bench/h3load, built
+#            as build/bin/scalws-h3load with SCALWS_HTTP3; one thread)
 #   path     request target
 #   conns    connections (wrk) or clients (h2load); bench/results/tuned.json overrides it
-#   streams  h2load only: concurrent streams per connection
+#   streams  h2load and h3load: concurrent streams per connection
 #   churn    1: the client sends "Connection: close" (a new connection per request)
 #   peer     none, upstream (nginx peer with a fixed body) or php (the php-fpm pool)
 #   tls      1: https with the run's self-signed certificate
 #   expect   what the pre-flight check requires: "size:N" (body length) or a body substring
 
 BENCH_SCENARIOS=(static-small static-1m respond proxy proxy-churn cache-hit
-  tls-h2-static-small php)
+  tls-h2-static-small h3-static-small php)
 
 declare -gA SC_TOOL=() SC_PATH=() SC_CONNS=() SC_STREAMS=() SC_CHURN=() SC_PEER=() \
   SC_TLS=() SC_EXPECT=()
@@ -41,6 +42,9 @@ scenario_define proxy               wrk    /proxy        64    1       0     ups
 scenario_define proxy-churn         wrk    /proxy        32    1       1     upstream 0   "hello from the upstream"
 scenario_define cache-hit           wrk    /cached       64    1       0     upstream 0   "hello from the upstream"
 scenario_define tls-h2-static-small h2load /small.txt    16    8       0     none     1   size:1024
+# HTTP/3 has no nginx row (Debian's nginx 1.22 has no HTTP/3): its target is ScalWS's own
+# CPU per request over TLS + HTTP/2 in the same run (bench/TARGETS.md).
+scenario_define h3-static-small     h3load /small.txt    16    8       0     none     1   size:1024
 scenario_define php                 wrk    /index.php    8     1       0     php      0   "hello from php"
 
 scenario_exists() { [[ -n ${SC_TOOL[$1]:-} ]]; }

@@ -140,6 +140,10 @@ server_prepare() {
   )
   case $kind in
     nginx)
+      if [[ ! -r $BENCH_DIR/configs/nginx/$scenario.conf.in ]]; then
+        SRV_NA[$name]="no nginx config for $scenario (Debian's nginx 1.22 has no HTTP/3)"
+        return 1
+      fi
       local reuse=""
       ((WORKERS > 1)) && reuse=" reuseport"
       render_template "$BENCH_DIR/configs/nginx/$scenario.conf.in" "$dir/site.conf" \
@@ -185,6 +189,10 @@ server_prepare() {
       SRV_CONF[$name]=$dir/scalws.toml
       if [[ ! -x $bin ]]; then
         SRV_NA[$name]="no scalwsd binary at $bin"
+        return 1
+      fi
+      if [[ ${SC_TOOL[$scenario]} == h3load && ! -x $H3LOAD ]]; then
+        SRV_NA[$name]="no HTTP/3 load tool at $H3LOAD (a build with SCALWS_HTTP3)"
         return 1
       fi
       if ! "$bin" --check-config "$dir/scalws.toml" >"$dir/check.log" 2>&1; then

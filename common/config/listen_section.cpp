@@ -16,6 +16,29 @@ void readTls(TableReader& listen, ListenConfig& config) {
   config.tls = std::move(tls);
 }
 
+// http3 = true needs TLS (QUIC has no plain-text mode) and a build that has HTTP/3.
+void readHttp3(TableReader& listen, ListenConfig& config) {
+  const ConfigValue* http3 = listen.get("http3");
+  const ConfigValue* quic = listen.get("quic");
+  if (http3 != nullptr && listen.readBool("http3", config.http3) && config.http3) {
+    if (!config.tls.has_value()) {
+      listen.error(*http3, "http3", "needs tls on the same listener (QUIC is always encrypted)");
+    } else if (!SCALWS_HTTP3) {
+      listen.error(*http3, "http3",
+                   "this scalwsd was built without HTTP/3 (cmake -DSCALWS_HTTP3=ON with "
+                   "libngtcp2-dev, libngtcp2-crypto-gnutls-dev and libnghttp3-dev)");
+    }
+  }
+  if (quic == nullptr) return;
+  std::string path = listen.keyPath("quic");
+  if (!config.http3) {
+    listen.error(*quic, "quic", "only applies with http3 = true");
+    return;
+  }
+  if (!expectType(*quic, ConfigValue::Type::kTable, path, listen.context())) return;
+  parseQuicTable(*quic, path, listen.context(), config.quic);
+}
+
 // False when the entry is unusable (no valid address).
 bool parseListen(const ConfigValue& value, ParseContext& ctx, ListenConfig& config) {
   if (!expectType(value, ConfigValue::Type::kTable, "listen", ctx)) return false;
@@ -37,6 +60,7 @@ bool parseListen(const ConfigValue& value, ParseContext& ctx, ListenConfig& conf
   // TLS listeners offer h2 through ALPN unless told not to; plain ones need to be asked.
   config.http2 = config.tls.has_value();
   table.readBool("http2", config.http2);
+  readHttp3(table, config);
   table.finish();
   return ok;
 }

@@ -42,6 +42,10 @@ void checkUpstreamReferences(ParseContext& ctx, const SiteConfig& site);
 void parseTlsTable(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                    TlsConfig& tls);
 
+// listen.quic (a table): `path` is "listen.quic" for messages.
+void parseQuicTable(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                    QuicConfig& quic);
+
 // A route action key ("respond", "static"): `path` is "route.<key>" for messages.
 struct ActionParser {
   std::string_view key;

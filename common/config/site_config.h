@@ -93,6 +93,26 @@ struct TlsConfig {
   std::vector<TlsCertificateConfig> allCertificates() const;
 };
 
+// listen.quic: the QUIC side of a TLS listener with http3 = true (a UDP socket on the same
+// address and port). Limits are per connection unless said otherwise.
+struct QuicConfig {
+  // Address validation (RFC 9000 §8.1): a Retry round trip before any handshake work
+  // when the loop has more than `retry_above` handshakes in progress (kUnderLoad), or for
+  // every new connection (kAlways).
+  enum class Retry { kUnderLoad, kAlways };
+  Retry retry = Retry::kUnderLoad;
+  uint32_t retry_above = 64;
+  uint32_t max_streams = 100;               // concurrent request streams
+  Bytes stream_window = 256 * 1024;         // request body bytes in flight per stream
+  Bytes connection_window = 1024 * 1024;    // request body bytes in flight in all
+  Milliseconds idle_timeout = 30'000;       // silent close after this much silence
+  Milliseconds handshake_timeout = 10'000;  // a handshake must be done by then
+  // 0-RTT (RFC 9001 §4.6): off unless asked; when on, only GET, HEAD and OPTIONS are served
+  // from early data, anything else gets 425 Too Early (RFC 8470 §5.2).
+  bool early_data = false;
+  SourceLocation where;
+};
+
 struct ListenConfig {
   std::string address;  // as written: "127.0.0.1:8080", "[::]:8443"
   std::string host;     // parsed: "127.0.0.1", "::"
@@ -101,6 +121,10 @@ struct ListenConfig {
   // Plain listener: accept h2c with prior knowledge (default off). TLS listener: offer h2
   // in ALPN (default on; http2 = false leaves only http/1.1).
   bool http2 = false;
+  // TLS listener: serve HTTP/3 over QUIC on the same address (UDP), and advertise it with
+  // Alt-Svc on the TCP responses (default off; refused by a build without HTTP/3).
+  bool http3 = false;
+  QuicConfig quic;
   SourceLocation where;
 };
 

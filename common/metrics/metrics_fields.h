@@ -23,7 +23,7 @@
     "Client connections closed.")                                                                \
   X(conn_active, kGauge, 2, "scalws_connections_active", kCount, "Client connections open now.") \
   X(tls_handshakes, kCounter, 2, "scalws_tls_handshakes_total", kCount,                          \
-    "TLS handshakes completed.")                                                                 \
+    "TLS handshakes completed (TCP and QUIC).")                                                  \
   X(file_cache_hits, kCounter, 2, "scalws_open_file_cache_hits_total", kCount,                   \
     "Static files found in the open-file cache.")                                                \
   X(file_cache_misses, kCounter, 2, "scalws_open_file_cache_misses_total", kCount,               \
@@ -59,7 +59,17 @@
   X(proxy_cache_revalidations, kCounter, 7, "scalws_proxy_cache_revalidations_total", kCount,    \
     "Response cache entries refreshed by a 304 from the upstream.")                              \
   X(proxy_cache_bytes, kCounter, 7, "scalws_proxy_cache_sent_bytes_total", kCount,               \
-    "Body bytes sent from the response cache.")
+    "Body bytes sent from the response cache.")                                                  \
+  X(http3_requests, kCounter, 8, "scalws_http3_requests_total", kCount,                          \
+    "Requests answered over HTTP/3.")                                                            \
+  X(quic_handshakes, kCounter, 8, "scalws_quic_handshakes_total", kCount,                        \
+    "QUIC connections established.")                                                             \
+  X(quic_retries, kCounter, 8, "scalws_quic_retries_total", kCount,                              \
+    "QUIC Retry packets sent (address validation).")                                             \
+  X(quic_migrations, kCounter, 8, "scalws_quic_migrations_total", kCount,                        \
+    "QUIC clients validated on a new address.")                                                  \
+  X(quic_lost_packets, kCounter, 8, "scalws_quic_lost_packets_total", kCount,                    \
+    "QUIC packets with stream data declared lost.")
 
 // Counters by label: X(member, labels, column prefix, prometheus family, label, help).
 // `labels` names an array of label values (metrics_snapshot.h); the DB has one column per

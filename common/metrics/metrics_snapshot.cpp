@@ -27,6 +27,9 @@ void forEachCounter(MetricsSnapshot& out, const MetricsSnapshot& a, const Metric
   for (size_t i = 0; i < kLatencyBuckets; ++i) f(out.latency[i], a.latency[i], b.latency[i]);
 }
 
+// The schema version of the figures every worker has always sent.
+constexpr int kFirstFiguresSince = 2;
+
 bool readUint(const Json& obj, std::string_view key, uint64_t& out) {
   auto it = obj.find(key);
   if (it == obj.end() || !it->is_number_unsigned()) return false;
@@ -120,6 +123,9 @@ Result<MetricsSnapshot> metricsFromJson(const Json& j) {
     }
   }
   for (const ScalarField& f : kScalarFields) {
+    // A figure added after the first ones may be absent: a worker started before it
+    // existed, re-attached by a newer controller, does not send it. It counts 0.
+    if (f.since > kFirstFiguresSince && !j.contains(f.name)) continue;
     if (!readUint(j, f.name, s.*f.member)) {
       return invalidArgument("metrics: bad or missing " + std::string(f.name));
     }

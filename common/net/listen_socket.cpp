@@ -12,12 +12,11 @@ namespace {
 
 constexpr int kBacklog = 4096;
 
-}  // namespace
-
-Result<UniqueFd> bindTcpSocket(const config::ListenConfig& listen, bool reuse_port) {
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  int family = AF_INET;
+// The listener's address as a sockaddr; an error names the config location.
+Status socketAddress(const config::ListenConfig& listen, sockaddr_storage& addr, socklen_t& len,
+                     int& family) {
+  addr = {};
+  family = AF_INET;
   if (listen.host.find(':') != std::string::npos) {
     family = AF_INET6;
     auto* a6 = reinterpret_cast<sockaddr_in6*>(&addr);
@@ -36,6 +35,25 @@ Result<UniqueFd> bindTcpSocket(const config::ListenConfig& listen, bool reuse_po
     }
     len = sizeof(sockaddr_in);
   }
+  return okStatus();
+}
+
+Status bindError(const config::ListenConfig& listen, int err, const char* what) {
+  if (err == EADDRINUSE) {
+    return Status(StatusCode::kAlreadyExists, listen.where.toString() + ": " + listen.address +
+                                                  what + " is already in use by another process");
+  }
+  return errnoStatus(err, listen.where.toString() + ": cannot bind " + listen.address + what);
+}
+
+}  // namespace
+
+Result<UniqueFd> bindTcpSocket(const config::ListenConfig& listen, bool reuse_port) {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  int family = AF_INET;
+  Status ok = socketAddress(listen, addr, len, family);
+  if (!ok.ok()) return ok;
   UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return errnoStatus(errno, "socket");
   int one = 1;
@@ -46,12 +64,24 @@ Result<UniqueFd> bindTcpSocket(const config::ListenConfig& listen, bool reuse_po
   // on Linux accepted sockets inherit it, which spares a setsockopt per connection.
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-    int err = errno;
-    if (err == EADDRINUSE) {
-      return Status(StatusCode::kAlreadyExists, listen.where.toString() + ": " + listen.address +
-                                                    " is already in use by another process");
-    }
-    return errnoStatus(err, listen.where.toString() + ": cannot bind " + listen.address);
+    return bindError(listen, errno, "");
+  }
+  return fd;
+}
+
+Result<UniqueFd> bindUdpSocket(const config::ListenConfig& listen, bool reuse_port) {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  int family = AF_INET;
+  Status ok = socketAddress(listen, addr, len, family);
+  if (!ok.ok()) return ok;
+  UniqueFd fd(::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) return errnoStatus(errno, "socket");
+  int one = 1;
+  if (reuse_port) setsockopt(fd.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+  if (family == AF_INET6) setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    return bindError(listen, errno, " (UDP)");
   }
   return fd;
 }

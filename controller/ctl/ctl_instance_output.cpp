@@ -68,6 +68,9 @@ std::string reportedSection(const Json& processes) {
     out += "  seccomp " + std::string(flag(sc, "enforced") ? "enforced" : "NOT enforced") +
            ", refusals " + text(sc, "action", "") + ", " + text(sc, "allowed_syscalls", "0") +
            " syscalls allowed\n";
+    if (flag(sc, "udp_datagrams")) {
+      out += "    udp: HTTP/3 datagrams on the inherited sockets, no UDP socket of its own\n";
+    }
     for (const Json& d : array(sb, "degraded")) out += "  degraded: " + textOf(d) + "\n";
     return out;
   }

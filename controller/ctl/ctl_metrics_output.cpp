@@ -85,6 +85,17 @@ std::vector<std::vector<std::string>> rows(const Json& now, const Json& win) {
            std::to_string(unsignedAt(*cache, "hits") + unsignedAt(*cache, "stale") +
                           unsignedAt(*cache, "misses"));
   });
+  row("HTTP/3", [](const Json& f) {
+    const Json& h3 = sub(f, "http3");
+    if (u64(h3, "handshakes") == 0 && u64(h3, "requests") == 0 && u64(h3, "retries") == 0) {
+      return std::string("-");
+    }
+    return std::to_string(u64(h3, "requests")) + " requests, " +
+           std::to_string(u64(h3, "handshakes")) + " handshakes, " +
+           std::to_string(u64(h3, "retries")) + " retries, " +
+           std::to_string(u64(h3, "migrations")) + " migrations, " +
+           std::to_string(u64(h3, "lost_packets")) + " lost packets";
+  });
   row("PHP pool waits", [](const Json& f) {
     const Json& php = object(f, "php");
     uint64_t waits = unsignedAt(php, "waits");

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "common/net/listen_socket.h"
+#include "common/net/quic_steering.h"
 
 namespace scalws::controller {
 
@@ -25,33 +26,50 @@ Result<std::vector<UniqueFd>> SlotListeners::duplicateFds() const {
 
 common::Status checkAddressFree(const common::config::ListenConfig& listen) {
   Result<UniqueFd> probe = common::net::bindTcpSocket(listen, false);
-  return probe.ok() ? common::okStatus() : probe.status();
+  if (!probe.ok()) return probe.status();
+  if (!listen.http3) return common::okStatus();
+  // The UDP port too: a group someone else started would take our sockets in, and with
+  // them the places the steering ids count on.
+  Result<UniqueFd> udp = common::net::bindUdpSocket(listen, false);
+  return udp.ok() ? common::okStatus() : udp.status();
 }
 
 Result<UniqueFd> bindListener(const common::config::ListenConfig& listen) {
   return common::net::openListenSocket(listen);
 }
 
-std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site,
-                                            uint32_t loops) {
+std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site, uint32_t loops,
+                                            uint32_t first_steering) {
   std::vector<ListenerSpec> out;
   for (uint32_t loop = 0; loop < loops; ++loop) {
     for (const common::config::ListenConfig& listen : site.listens) {
       out.push_back(ListenerSpec{loop, listen.address, listen.port, listen.tls.has_value()});
+      if (!listen.http3) continue;
+      ListenerSpec udp{loop, listen.address, listen.port, true};
+      udp.quic = true;
+      udp.steering = first_steering + loop;
+      out.push_back(std::move(udp));
     }
   }
   return out;
 }
 
-Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, uint32_t loops) {
+Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, uint32_t loops,
+                                        uint32_t first_steering) {
   SlotListeners out;
-  out.specs = slotListenerSpecs(site, loops);
-  size_t per_loop = site.listens.size();
-  for (size_t i = 0; i < out.specs.size(); ++i) {
-    Result<UniqueFd> fd = bindListener(site.listens[i % per_loop]);
-    if (!fd.ok()) return fd.status();
-    out.fds.push_back(std::move(*fd));
+  for (uint32_t loop = 0; loop < loops; ++loop) {
+    for (const common::config::ListenConfig& listen : site.listens) {
+      Result<UniqueFd> fd = bindListener(listen);
+      if (!fd.ok()) return fd.status();
+      out.fds.push_back(std::move(*fd));
+      if (!listen.http3) continue;
+      Result<UniqueFd> udp = common::net::bindSteeredSocket(listen);
+      if (!udp.ok()) return udp.status();
+      out.fds.push_back(std::move(*udp));
+    }
   }
+  // The same walk as slotListenerSpecs: specs[i] describes fds[i].
+  out.specs = slotListenerSpecs(site, loops, first_steering);
   return out;
 }
 

@@ -1,7 +1,13 @@
 // The listening sockets of an instance, bound by the controller (so ports below 1024 work
 // and workers never bind): for each worker slot, one SO_REUSEPORT socket per [[listen]] and
-// per loop of that worker. The controller keeps its copies while the instance runs, so a
-// worker that dies leaves its accept queue to its replacement instead of resetting it.
+// per loop of that worker, and for a listener with http3 = true one UDP socket more per
+// loop. The controller keeps its copies while the instance runs, so a worker that dies
+// leaves its accept queue (and its datagrams) to its replacement instead of resetting it.
+//
+// A UDP socket's steering id is its place in the port's reuseport group: a start binds the
+// group from empty (checkAddressFree first), slot after slot and loop after loop, so the
+// id is the count of UDP sockets bound for that address before it; the connection IDs the
+// worker issues carry it and the group's BPF program steers by it (worker/quic/).
 #pragma once
 
 #include <cstdint>
@@ -36,11 +42,14 @@ common::Result<common::UniqueFd> bindListener(const common::config::ListenConfig
 // SO_REUSEPORT, which fails (kAlreadyExists) when the address is taken in any way.
 common::Status checkAddressFree(const common::config::ListenConfig& listen);
 
-// What a worker with `loops` loops listens on: loop-major, then [[listen]] order.
-std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site, uint32_t loops);
+// What a worker with `loops` loops listens on: loop-major, then [[listen]] order (a
+// listener's UDP socket right after its TCP one). `first_steering` is the number of loops
+// of the slots before this one (the steering id of this slot's first UDP socket).
+std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site, uint32_t loops,
+                                            uint32_t first_steering = 0);
 // Binds every listener of slotListenerSpecs().
 common::Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site,
-                                                uint32_t loops);
+                                                uint32_t loops, uint32_t first_steering = 0);
 
 // The port a socket is bound to (0 when it is not a bound TCP socket).
 uint16_t boundPort(int fd);

@@ -174,8 +174,10 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
       return done(Status(free.code(), "instance " + record_.name + ": " + free.message()));
     }
   }
+  uint32_t steering = 0;  // UDP sockets of each HTTP/3 address bound so far
   for (Slot& slot : slots) {
-    Result<SlotListeners> bound = bindSlotListeners(*site, slot.loops);
+    Result<SlotListeners> bound = bindSlotListeners(*site, slot.loops, steering);
+    steering += slot.loops;
     if (!bound.ok()) {
       return done(Status(bound.status().code(),
                          "instance " + record_.name + ": " + bound.status().message()));

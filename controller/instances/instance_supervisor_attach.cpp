@@ -122,7 +122,9 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
     Slot& slot = slots[w->slot()];
     SlotListeners listeners = w->takeAttachedListeners();
     // Copies of listeners it did not get from us are no use to a replacement.
-    if (slotListenerSpecs(*site, slot.loops) == listeners.specs) {
+    uint32_t first_steering = 0;  // the UDP sockets of the slots before it (bind order)
+    for (uint32_t i = 0; i < slot.index; ++i) first_steering += slots[i].loops;
+    if (slotListenerSpecs(*site, slot.loops, first_steering) == listeners.specs) {
       slot.listeners = std::move(listeners);
     }
     slot.attached = true;

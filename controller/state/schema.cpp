@@ -102,6 +102,13 @@ const std::string& proxyCacheMetricsSchema() {
   return sql;
 }
 
+// Migration 8: HTTP/3 in the rollups — requests answered over it, QUIC handshakes, Retry
+// packets, client migrations and lost packets. Rows written before it read 0.
+const std::string& http3MetricsSchema() {
+  static const std::string sql = metricsColumnsSince(8);
+  return sql;
+}
+
 // Migration 3: the worker processes the controller started, so a controller that
 // comes back after a crash finds the workers still serving and re-attaches to them. One row
 // per live process; start_ticks (field 22 of /proc/PID/stat) tells a worker from an
@@ -168,6 +175,8 @@ std::span<const Migration> allMigrations() {
       {5, "launches and workers.launch_digest: what the workers were told", kLaunchesSchema},
       {6, "instances.user_created: a system user of its own", kInstanceUserSchema},
       {7, "metrics: the proxy response cache's figures", proxyCacheMetricsSchema()},
+      {8, "metrics: HTTP/3 requests and QUIC handshakes, retries, migrations, losses",
+       http3MetricsSchema()},
   };
   return kMigrations;
 }

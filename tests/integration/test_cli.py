@@ -93,7 +93,7 @@ def test_version_and_help_exit_0():
         ancestor = subprocess.run(["git", "-C", SOURCE_DIR, "merge-base", "--is-ancestor",
                                    commit.group(1), "HEAD"], stderr=subprocess.DEVNULL)
         assert ancestor.returncode == 0, ("not a commit of this tree's history", out)
-    assert re.search(r"^built .*; PGO (off|generate|use); LTO (on|off); sanitizers \S+;", out,
+    assert re.search(r"^built .*; PGO (off|generate|use); LTO (on|off); sanitizers \S+; metrics (on|off); HTTP/3 (on|off)$", out,
                      re.M), out
     code, out, err = run("--help")
     assert code == 0

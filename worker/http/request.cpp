@@ -10,6 +10,8 @@ std::string_view httpVersionName(HttpVersion version) {
       return "HTTP/1.1";
     case HttpVersion::kHttp2:
       return "HTTP/2.0";
+    case HttpVersion::kHttp3:
+      return "HTTP/3.0";
   }
   return "HTTP/1.1";
 }

@@ -1,8 +1,8 @@
-// The protocol-neutral request every handler sees (one Request shared by HTTP/1
-// and HTTP/2).
+// The protocol-neutral request every handler sees (one Request shared by HTTP/1,
+// HTTP/2 and HTTP/3).
 //
 // A Request is a set of views: method, target and headers point into the connection's read
-// buffer (HTTP/1) or stream storage (HTTP/2), so they are valid until the response finishes
+// buffer (HTTP/1) or stream storage (HTTP/2, HTTP/3), so they are valid until the response finishes
 // and no longer. What must outlive a read buffer goes into the request's arena. The
 // connection owns the Request and reuses it for the next one on the same connection.
 #pragma once
@@ -27,8 +27,9 @@ namespace scalws::worker {
 class WorkerLoop;
 class BodySink;
 
-enum class HttpVersion : uint8_t { kHttp10, kHttp11, kHttp2 };
-// "HTTP/1.0", "HTTP/1.1", "HTTP/2.0" (as logs and CGI's SERVER_PROTOCOL write it).
+enum class HttpVersion : uint8_t { kHttp10, kHttp11, kHttp2, kHttp3 };
+// "HTTP/1.0", "HTTP/1.1", "HTTP/2.0", "HTTP/3.0" (as logs and CGI's SERVER_PROTOCOL write
+// it, and as nginx does).
 std::string_view httpVersionName(HttpVersion version);
 
 struct PeerInfo {

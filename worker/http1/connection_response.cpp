@@ -44,7 +44,8 @@ void Connection::sendHead(const ResponseHead& head) noexcept {
                                                     : BodyFraming::kPlain;
   framing.close = close_after_response_;
   framing.keep_alive_header = request_.version == HttpVersion::kHttp10 && !framing.close;
-  appendResponseHead(out_, head, framing, loop_.date().headerLine(), snapshot_->serverHeaderLine());
+  appendResponseHead(out_, head, framing, loop_.date().headerLine(),
+                     snapshot_->serverHeaderLine(peer_));
 }
 
 void Connection::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {

@@ -204,6 +204,7 @@ void Connection::onRequest(Stream& stream) noexcept {
   const ConfigSnapshot& snap = snapshotForNewStream();
   stream.snapshot = &snap;
   stream.server_header = snap.server().server_header;
+  stream.alt_svc = snap.altSvc(peer_);
   if (stream.requestError() != 0) {
     sendError(r, stream, stream.requestError());
     return;

@@ -73,6 +73,7 @@ void Stream::recycle() {
   data_ = DataState::kNone;
   snapshot = nullptr;
   server_header = {};
+  alt_svc = {};
   id_ = 0;
 }
 
@@ -292,6 +293,7 @@ void Stream::sendHead(const ResponseHead& head) noexcept {
   }
   addResponseHeader("date", session_.date().value());
   if (!server_header.empty()) addResponseHeader("server", server_header);
+  if (!alt_svc.empty()) addResponseHeader("alt-svc", alt_svc);
 
   bool ends_here = !has_body || (head.content_length.has_value() && *head.content_length == 0);
   nghttp2_data_provider provider;

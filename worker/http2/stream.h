@@ -54,6 +54,7 @@ class Stream final : public HttpStream {
   // Set by the owner when the request arrives.
   const ConfigSnapshot* snapshot = nullptr;
   std::string_view server_header;  // "" for none; lives as long as `snapshot`
+  std::string_view alt_svc;        // "" for none (no HTTP/3 on this port); as `snapshot`
 
   // ResponseWriter
   void sendHead(const ResponseHead& head) noexcept override;

@@ -1,7 +1,8 @@
 // How a loop starts the connection of an application protocol without knowing its type:
 // a small table of starters, one per protocol, that the protocols' folders provide
 // (worker/protocols.cpp fills the built-in one). The loop and the TLS/h2c sniffer only
-// name an AppProtocol; adding a protocol (HTTP/3) touches the table, not the loop.
+// name an AppProtocol; HTTP/3, which has datagrams instead of accepted connections, is
+// the table's one datagram starter, handed each UDP socket of an HTTP/3 listener.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,7 @@ namespace scalws::worker {
 class ClientConnection;
 class Transport;
 class WorkerLoop;
+struct ListenerSocket;
 struct PeerInfo;
 
 enum class AppProtocol { kHttp1, kHttp2 };
@@ -21,16 +23,21 @@ using ConnectionStarter = ClientConnection* (*)(WorkerLoop& loop,
                                                 std::unique_ptr<Transport> transport,
                                                 const PeerInfo& peer);
 
+// Starts serving a bound UDP socket on the loop (its connections register with the loop as
+// they come); false when it cannot.
+using DatagramStarter = bool (*)(WorkerLoop& loop, const ListenerSocket& socket);
+
 struct ProtocolTable {
   ConnectionStarter http1 = nullptr;
   ConnectionStarter http2 = nullptr;
+  DatagramStarter http3 = nullptr;  // null in a build without HTTP/3
 
   ConnectionStarter starter(AppProtocol protocol) const {
     return protocol == AppProtocol::kHttp2 ? http2 : http1;
   }
 };
 
-// HTTP/1.1 and HTTP/2 (worker/protocols.cpp).
+// HTTP/1.1, HTTP/2 and, when built, HTTP/3 (worker/protocols.cpp).
 const ProtocolTable& builtinProtocols();
 
 }  // namespace scalws::worker

@@ -59,6 +59,14 @@ WorkerLoop::~WorkerLoop() {
 }
 
 void WorkerLoop::addListener(const ListenerSocket& socket) {
+  if (socket.quic) {
+    // Datagrams, not connections: the protocol's own per-loop state reads the socket.
+    if (protocols_->http3 == nullptr || !protocols_->http3(*this, socket)) {
+      LOG_ERROR("HTTP/3 is not served on port %u (%s)", socket.port,
+                protocols_->http3 == nullptr ? "this build has no HTTP/3" : "see above");
+    }
+    return;
+  }
   auto l = std::make_unique<Listener>();
   l->owner = this;
   l->socket = socket;

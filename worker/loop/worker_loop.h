@@ -45,6 +45,11 @@ struct ListenerSocket {
   uint16_t port = 0;
   bool tls = false;
   int listen_index = -1;  // into the snapshot's site().listens; -1: plain HTTP/1.1
+  // A UDP socket serving HTTP/3 for listens[listen_index]; `steering_id` is its index in
+  // the port's reuseport group, which the connection IDs it issues carry
+  // (quic/connection_id.h, common/net/quic_steering.h).
+  bool quic = false;
+  uint16_t steering_id = 0xffff;
 };
 
 class WorkerLoop {

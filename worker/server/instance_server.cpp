@@ -37,6 +37,7 @@ ipc::SandboxSummary summaryOf(const sandbox::SandboxReport& r) {
   s.seccomp_enforced = r.seccomp.enforced;
   s.seccomp_action = std::string(sandbox::seccompActionName(r.seccomp.action));
   s.allowed_syscalls = r.seccomp.allowedSyscalls;
+  s.udp_datagrams = r.seccomp.udpDatagrams;
   s.degraded = r.degraded;
   s.verified = r.verified;
   return s;
@@ -94,7 +95,17 @@ class InstanceServer final : public InstanceHost {
         return common::Status(common::StatusCode::kInvalidArgument,
                               "TLS listener " + l.address + " is not in the config");
       }
-      per_loop[l.loop].push_back(ListenerSocket{l.fd.get(), l.port, l.tls, index});
+      ListenerSocket socket{l.fd.get(), l.port, l.tls, index};
+      if (l.quic) {
+        if (index < 0 || !listens[static_cast<size_t>(index)].http3) {
+          return common::Status(
+              common::StatusCode::kInvalidArgument,
+              "UDP socket " + l.address + " has no HTTP/3 listener in the config");
+        }
+        socket.quic = true;
+        socket.steering_id = static_cast<uint16_t>(l.steering);
+      }
+      per_loop[l.loop].push_back(socket);
     }
     // Metrics: a private area (one slot per loop) summed once a second by the sender, and
     // /proc/self/statm opened while /proc is still visible (Landlock hides it).

@@ -43,6 +43,12 @@ bool isListening(int fd) {
   return ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on != 0;
 }
 
+bool isDatagramSocket(int fd) {
+  int type = 0;
+  socklen_t len = sizeof(type);
+  return ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_DGRAM;
+}
+
 }  // namespace
 
 Result<ipc::ConfigArgs> parseInstanceSettings(const Json& args) {
@@ -224,7 +230,12 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
       return replier.fail(ipc::errc::kInvalidArgument,
                           "listener " + spec.address + ": loop out of range");
     }
-    if (!isListening(fds[i].get())) {
+    if (spec.quic) {
+      if (!isDatagramSocket(fds[i].get())) {
+        return replier.fail(ipc::errc::kInvalidArgument,
+                            "listener " + spec.address + ": the fd is not a UDP socket");
+      }
+    } else if (!isListening(fds[i].get())) {
       return replier.fail(ipc::errc::kInvalidArgument,
                           "listener " + spec.address + ": the fd is not a listening socket");
     }

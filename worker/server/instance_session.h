@@ -14,7 +14,8 @@
 // reload is answered once every loop uses it, and refused (old config kept) when invalid,
 // when the listen addresses differ or when a pool is outside the sandbox in force
 // (InstanceHost::admits). `stop` is acknowledged at once; the process exits 0 when the last
-// connection is done (shutdown_timeout at most).
+// connection is done (shutdown_timeout at most). A `listeners` entry with quic set carries
+// a bound UDP socket of an HTTP/3 listener (not a listening one) and its steering id.
 //
 // The controller may die, the site may not: when the channel closes after the worker
 // serves, it keeps serving and waits on its attach socket (an abstract Unix socket the

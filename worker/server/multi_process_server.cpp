@@ -16,6 +16,9 @@
 #include "common/net/listen_socket.h"
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
+#if SCALWS_HTTP3
+#include "common/net/quic_steering.h"
+#endif
 
 namespace scalws::worker {
 namespace {
@@ -47,6 +50,9 @@ MultiProcessServer::~MultiProcessServer() {
   for (auto& [address, fds] : listeners_) {
     for (int fd : fds) ::close(fd);
   }
+  for (auto& [address, fds] : quic_sockets_) {
+    for (int fd : fds) ::close(fd);
+  }
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (runtime_.access_log_fd >= 0) ::close(runtime_.access_log_fd);
 }
@@ -60,7 +66,30 @@ uint64_t MultiProcessServer::nowMs() const {
 common::Status MultiProcessServer::openListeners(const common::config::SiteConfig& site,
                                                  uint32_t workers) {
   std::map<std::string, std::vector<int>> next;
+  std::map<std::string, std::vector<int>> next_quic;
   std::vector<int> fresh;
+  for (const auto& listen : site.listens) {
+    if (!listen.http3) continue;
+#if SCALWS_HTTP3
+    // Kept sockets keep their place in the group; new ones join after them, so worker i's
+    // socket stays the group's i-th.
+    std::vector<int>& fds = next_quic[listen.address];
+    auto old = quic_sockets_.find(listen.address);
+    for (uint32_t i = 0; i < workers; ++i) {
+      if (old != quic_sockets_.end() && i < old->second.size()) {
+        fds.push_back(old->second[i]);
+        continue;
+      }
+      common::Result<common::UniqueFd> fd = common::net::bindSteeredSocket(listen);
+      if (!fd.ok()) {
+        for (int f : fresh) ::close(f);
+        return fd.status();
+      }
+      fresh.push_back(fd->get());
+      fds.push_back(fd->release());
+    }
+#endif
+  }
   for (const auto& listen : site.listens) {
     std::vector<int>& fds = next[listen.address];
     auto old = listeners_.find(listen.address);
@@ -85,7 +114,16 @@ common::Status MultiProcessServer::openListeners(const common::config::SiteConfi
       if (kept == next.end() || i >= kept->second.size()) ::close(fds[i]);
     }
   }
+  // Only sockets past the kept ones close: the kernel fills a leaving socket's place in the
+  // group with the group's last, which is then one of the leaving ones too.
+  for (auto& [address, fds] : quic_sockets_) {
+    auto kept = next_quic.find(address);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (kept == next_quic.end() || i >= kept->second.size()) ::close(fds[i]);
+    }
+  }
   listeners_ = std::move(next);
+  quic_sockets_ = std::move(next_quic);
   return common::okStatus();
 }
 
@@ -217,6 +255,18 @@ void MultiProcessServer::runChild(uint32_t index, size_t metrics_slot) {
             it->second[i], listen.port, listen.tls.has_value(), static_cast<int>(l)});
       } else {
         ::close(it->second[i]);  // another worker's queue
+      }
+    }
+    auto quic = quic_sockets_.find(listen.address);
+    if (quic == quic_sockets_.end()) continue;
+    for (uint32_t i = 0; i < quic->second.size(); ++i) {
+      if (i == index) {
+        ListenerSocket udp{quic->second[i], listen.port, true, static_cast<int>(l)};
+        udp.quic = true;
+        udp.steering_id = static_cast<uint16_t>(i);
+        options.listeners_per_loop[0].push_back(udp);
+      } else {
+        ::close(quic->second[i]);  // another worker's socket (the parent keeps it in the group)
       }
     }
   }

@@ -59,6 +59,9 @@ class MultiProcessServer {
   uint64_t generation_ = 1;
   // address → one listening fd per worker index
   std::map<std::string, std::vector<int>> listeners_;
+  // address → one UDP socket per worker index (HTTP/3), in their reuseport group's order:
+  // worker i's socket is the group's i-th, the steering id its connection IDs carry.
+  std::map<std::string, std::vector<int>> quic_sockets_;
   std::vector<Child> children_;
   std::vector<Slot> slots_;
   int signal_fd_ = -1;

@@ -13,6 +13,9 @@
 #include "worker/metrics/metrics_area.h"
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
+#if SCALWS_HTTP3
+#include "common/net/quic_steering.h"
+#endif
 
 namespace scalws::worker {
 
@@ -71,6 +74,20 @@ int SingleProcessServer::run() {
       listener_fds_.push_back(raw);
       options.listeners_per_loop[i].push_back(
           ListenerSocket{raw, listen.port, listen.tls.has_value(), static_cast<int>(l)});
+#if SCALWS_HTTP3
+      if (!listen.http3) continue;
+      // Loop i's UDP socket is its group's i-th: the steering id its connection IDs carry.
+      common::Result<common::UniqueFd> udp = common::net::bindSteeredSocket(listen);
+      if (!udp.ok()) {
+        LOG_ERROR("%s", udp.status().message().c_str());
+        return 1;
+      }
+      ListenerSocket quic_socket{udp->get(), listen.port, true, static_cast<int>(l)};
+      quic_socket.quic = true;
+      quic_socket.steering_id = static_cast<uint16_t>(i);
+      listener_fds_.push_back(udp->release());
+      options.listeners_per_loop[i].push_back(quic_socket);
+#endif
     }
   }
   options.cpus = server.cpus;

@@ -73,7 +73,7 @@ bool sameListeners(const common::config::SiteConfig& a, const common::config::Si
     const auto& x = a.listens[i];
     const auto& y = b.listens[i];
     if (x.host != y.host || x.port != y.port || x.tls.has_value() != y.tls.has_value() ||
-        x.http2 != y.http2) {
+        x.http2 != y.http2 || x.http3 != y.http3) {
       return false;
     }
   }

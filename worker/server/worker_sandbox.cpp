@@ -71,6 +71,7 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
       in.unixConnect = true;
     }
   }
+  for (const auto& listen : snapshot.site().listens) in.udpDatagrams |= listen.http3;
   // The proxy connects to its upstreams' ports and nowhere else (health probes included).
   for (const auto& upstream : snapshot.site().upstreams) {
     for (const auto& upstream_server : upstream.servers) {

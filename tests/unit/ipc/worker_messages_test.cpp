@@ -119,6 +119,29 @@ TEST(WorkerMessagesTest, ListenersRefuseAPortOfZeroAndALoopTooFar) {
   EXPECT_FALSE(ListenersArgs::decode(Json::object()).ok());
 }
 
+TEST(WorkerMessagesTest, AUdpListenerCarriesItsSteeringIdAndATcpOneNeither) {
+  ListenerSpec udp{0, "127.0.0.1:8443", 8443, true};
+  udp.quic = true;
+  udp.steering = 3;
+  ListenersArgs l{{{0, "127.0.0.1:8443", 8443, true}, udp}};
+  Json j = wire(l.encode());
+  EXPECT_FALSE(j["listeners"][0].contains("quic"));  // what a worker without HTTP/3 sends
+  EXPECT_EQ(j["listeners"][1]["quic"], true);
+  EXPECT_EQ(j["listeners"][1]["steering"], 3);
+  auto back = ListenersArgs::decode(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->listeners, l.listeners);
+  Json bad = j;
+  bad["listeners"][1].erase("steering");
+  EXPECT_FALSE(ListenersArgs::decode(bad).ok());
+  bad = j;
+  bad["listeners"][1]["steering"] = 0xffff;  // past what a connection ID holds
+  EXPECT_FALSE(ListenersArgs::decode(bad).ok());
+  bad = j;
+  bad["listeners"][1]["quic"] = "yes";
+  EXPECT_FALSE(ListenersArgs::decode(bad).ok());
+}
+
 TEST(WorkerMessagesTest, ReadyOkOrNot) {
   ReadyArgs ok;
   ok.ok = true;

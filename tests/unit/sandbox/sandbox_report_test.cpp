@@ -52,6 +52,16 @@ TEST(SandboxReportTest, TextLines) {
       hasLine(lines, "seccomp: enforced, action EPERM, logged, 97 syscalls allowed (104 rules)"));
   EXPECT_TRUE(hasLine(lines, "degraded: something not enforced"));
   EXPECT_TRUE(hasLine(lines, "verified in /proc/self/status: yes"));
+  for (const std::string& line : lines) EXPECT_EQ(line.find("seccomp udp"), std::string::npos);
+}
+
+TEST(SandboxReportTest, Http3DatagramsAreShown) {
+  SandboxReport r = exampleReport();
+  r.seccomp.udpDatagrams = true;
+  EXPECT_TRUE(hasLine(r.toLines(),
+                      "seccomp udp: HTTP/3 datagrams on the inherited sockets (recvmmsg, "
+                      "sendmsg); no UDP socket can be created"));
+  EXPECT_EQ(r.toJson()["seccomp"]["udp_datagrams"], true);
 }
 
 TEST(SandboxReportTest, TextWithoutLandlock) {

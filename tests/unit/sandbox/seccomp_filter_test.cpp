@@ -95,7 +95,8 @@ TEST(SeccompFilterTest, ThreadsWorkButProcessesDoNot) {
   EXPECT_EQ(child.value("enforced"), 1);
   std::set<std::string> expected;  // distinct syscalls of this architecture in the table
   for (const SyscallAllowance& entry : seccompAllowList()) {
-    if (!entry.onlyWithUnixConnect && seccomp_syscall_resolve_name(entry.name) >= 0) {
+    if (!entry.onlyWithUnixConnect && !entry.onlyWithUdpDatagrams &&
+        seccomp_syscall_resolve_name(entry.name) >= 0) {
       expected.insert(entry.name);
     }
   }
@@ -105,6 +106,33 @@ TEST(SeccompFilterTest, ThreadsWorkButProcessesDoNot) {
   EXPECT_CHILD_ERRNO(child, "fork", EPERM);
   EXPECT_CHILD_ERRNO(child, "execve", EPERM);
   EXPECT_CHILD_ERRNO(child, "ptrace", EPERM);
+}
+
+TEST(SeccompFilterTest, BatchedDatagramReceivesOnlyForHttp3) {
+  for (bool udp : {false, true}) {
+    SandboxPolicy policy;
+    policy.udpDatagrams = udp;
+    ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+      SandboxReport report;
+      common::Status st = applySeccomp(policy, report);
+      if (!st.ok()) probe.fail(st.message());
+      probe.record("reported", report.seccomp.udpDatagrams);
+      // On a bad fd: EBADF when the filter lets the call through, EPERM when it does not.
+      probe.recordErrno("recvmmsg", recvmmsg(-1, nullptr, 0, 0, nullptr));
+      probe.recordErrno("sendmmsg", sendmmsg(-1, nullptr, 0, 0));
+      probe.recordErrno("sendmsg", sendmsg(-1, nullptr, 0));
+      probe.record("udp_socket", trySocket(AF_INET, SOCK_DGRAM));
+    });
+    int status = child.finish();
+    ASSERT_EQ(child.error(), "");
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    SCOPED_TRACE(udp ? "udpDatagrams" : "no udpDatagrams");
+    EXPECT_EQ(child.value("reported"), udp ? 1 : 0);
+    EXPECT_CHILD_ERRNO(child, "recvmmsg", udp ? EBADF : EPERM);
+    EXPECT_CHILD_ERRNO(child, "sendmmsg", EBADF);  // allowed for all (without MSG_FASTOPEN)
+    EXPECT_CHILD_ERRNO(child, "sendmsg", EBADF);
+    EXPECT_CHILD_ERRNO(child, "udp_socket", EPERM);  // the sockets are inherited, never made
+  }
 }
 
 TEST(SeccompFilterTest, SocketFamiliesAndTypes) {

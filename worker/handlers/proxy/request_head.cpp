@@ -170,12 +170,13 @@ RequestFraming requestFramingOf(const Request& request, uint64_t& content_length
                    request.method == Method::kPatch;
     return expects ? RequestFraming::kContentLength : RequestFraming::kNone;
   }
-  if (request.version != HttpVersion::kHttp2) {
+  if (request.version != HttpVersion::kHttp2 && request.version != HttpVersion::kHttp3) {
     if (request.chunked) return RequestFraming::kChunked;
     content_length = request.content_length;
     return RequestFraming::kContentLength;
   }
-  // HTTP/2 frames the body itself; content-length, when sent, was checked against it.
+  // HTTP/2 and HTTP/3 frame the body themselves; content-length, when sent, was checked
+  // against it. Without one the length is unknown until the stream ends: chunked.
   if (!request.header("content-length").empty()) {
     content_length = request.content_length;
     return RequestFraming::kContentLength;
@@ -246,7 +247,8 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
   out.append(tls ? ";proto=https\r\n" : ";proto=http\r\n");
   if (route.via) {
     appendListField(out, request, "Via",
-                    request.version == HttpVersion::kHttp2    ? "2 scalws"
+                    request.version == HttpVersion::kHttp3    ? "3 scalws"
+                    : request.version == HttpVersion::kHttp2  ? "2 scalws"
                     : request.version == HttpVersion::kHttp10 ? "1.0 scalws"
                                                               : "1.1 scalws");
   }

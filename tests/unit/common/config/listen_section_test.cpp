@@ -29,13 +29,74 @@ TEST(ListenSection, AddressIsRequiredAndMustParse) {
 
 TEST(ListenSection, UnknownKey) {
   EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nssl = true\n"),
-            "t.toml:3:1: listen: unknown key \"ssl\" (expected one of: address, tls, http2)");
+            "t.toml:3:1: listen: unknown key \"ssl\" (expected one of: address, tls, http2, http3, "
+            "quic)");
 }
 
 TEST(ListenSection, Http2) {
   EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nhttp2 = \"yes\"\n"),
             "t.toml:3:9: listen.http2: expected a boolean, found a string");
 }
+
+constexpr const char* kTlsListen =
+    "[[listen]]\naddress = \"127.0.0.1:443\"\ntls = { cert = \"c.pem\", key = \"k.pem\" }\n";
+
+TEST(ListenSection, Http3NeedsTls) {
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nhttp3 = true\n"),
+            "t.toml:3:9: listen.http3: needs tls on the same listener (QUIC is always encrypted)");
+  EXPECT_EQ(errorsOf(std::string(kTlsListen) + "http3 = 1\n"),
+            "t.toml:4:9: listen.http3: expected a boolean, found an integer");
+  EXPECT_EQ(errorsOf(std::string(kTlsListen) + "quic = { max_streams = 10 }\n"),
+            "t.toml:4:8: listen.quic: only applies with http3 = true");
+}
+
+#if SCALWS_HTTP3
+TEST(ListenSection, Http3AndQuicLimits) {
+  Result<SiteConfig> site = loadSiteConfigString(
+      std::string(kTlsListen) +
+          "http3 = true\n"
+          "quic = { retry = \"always\", max_streams = 7, stream_window = \"64k\", "
+          "connection_window = \"2m\", idle_timeout = \"5s\", early_data = true }\n"
+          "[[route]]\nmatch = { prefix = \"/\" }\nrespond = { body = \"x\" }\n",
+      "t.toml");
+  ASSERT_TRUE(site.ok()) << site.status().message();
+  const ListenConfig& listen = site->listens[0];
+  EXPECT_TRUE(listen.http3);
+  EXPECT_TRUE(listen.http2);
+  EXPECT_EQ(listen.quic.retry, QuicConfig::Retry::kAlways);
+  EXPECT_EQ(listen.quic.max_streams, 7u);
+  EXPECT_EQ(listen.quic.stream_window, 64u * 1024);
+  EXPECT_EQ(listen.quic.connection_window, 2u * 1024 * 1024);
+  EXPECT_EQ(listen.quic.idle_timeout, 5000u);
+  EXPECT_EQ(listen.quic.handshake_timeout, 10'000u);
+  EXPECT_TRUE(listen.quic.early_data);
+}
+
+TEST(ListenSection, QuicLimitsOutOfRange) {
+  EXPECT_EQ(errorsOf(std::string(kTlsListen) +
+                     "http3 = true\nquic = { retry = \"sometimes\", max_streams = 0, "
+                     "stream_window = \"1k\", idle_timeout = \"10ms\", window = 1 }\n"),
+            "t.toml:5:18: listen.quic.retry: unknown value \"sometimes\" (expected "
+            "\"under_load\" or \"always\")\n"
+            "t.toml:5:45: listen.quic.max_streams: must be between 1 and 10000, found 0\n"
+            "t.toml:5:64: listen.quic.stream_window: must be between 16k and 1g\n"
+            "t.toml:5:85: listen.quic.idle_timeout: must be at least 100ms\n"
+            "t.toml:5:93: listen.quic: unknown key \"window\" (expected one of: retry, "
+            "retry_above, max_streams, stream_window, connection_window, idle_timeout, "
+            "handshake_timeout, early_data)");
+  EXPECT_EQ(errorsOf(std::string(kTlsListen) +
+                     "http3 = true\nquic = { stream_window = \"1m\", connection_window = "
+                     "\"512k\" }\n"),
+            "t.toml:5:8: listen.quic: connection_window must be at least stream_window");
+}
+#else
+TEST(ListenSection, Http3RefusedWithoutHttp3Build) {
+  EXPECT_EQ(errorsOf(std::string(kTlsListen) + "http3 = true\n"),
+            "t.toml:4:9: listen.http3: this scalwsd was built without HTTP/3 (cmake "
+            "-DSCALWS_HTTP3=ON with libngtcp2-dev, libngtcp2-crypto-gnutls-dev and "
+            "libnghttp3-dev)");
+}
+#endif
 
 TEST(ListenSection, Tls) {
   EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:443\"\ntls = true\n"),

@@ -17,6 +17,9 @@ MetricsSnapshot sample() {
   s.bytes_out = 50000;
   s.conn_active = 7;
   s.php_wait_us = 1234;
+  s.http3_requests = 9;
+  s.quic_retries = 2;
+  s.quic_lost_packets = 3;
   s.rss_bytes = 4 << 20;
   s.latency[3] = 5;
   s.latency[20] = 11;
@@ -45,6 +48,21 @@ TEST(MetricsSnapshotTest, RefusesWhatToJsonNeverWrites) {
   j["requests_by_action"].erase("php");
   EXPECT_FALSE(metricsFromJson(j).ok());
   EXPECT_FALSE(metricsFromJson(nlohmann::json::array()).ok());
+}
+
+TEST(MetricsSnapshotTest, Http3FieldsMayBeAbsentFromAnOlderWorker) {
+  nlohmann::json j = toJson(sample());
+  EXPECT_EQ(j["http3_requests"], 9);
+  for (const char* added : {"http3_requests", "quic_handshakes", "quic_retries", "quic_migrations",
+                            "quic_lost_packets"}) {
+    j.erase(added);
+  }
+  auto back = metricsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->http3_requests, 0u);
+  EXPECT_EQ(back->bytes_out, 50000u);
+  j["quic_retries"] = -1;  // present but wrong is still refused
+  EXPECT_FALSE(metricsFromJson(j).ok());
 }
 
 TEST(MetricsSnapshotTest, AddSumsEverything) {

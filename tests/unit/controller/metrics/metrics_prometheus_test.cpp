@@ -238,7 +238,8 @@ TEST(MetricsPrometheus, UpstreamServersAreLabelledByUpstreamAndServer) {
 TEST(MetricsPrometheus, NoInstancesStillDeclaresTheFamilies) {
   Parsed p = parse(renderPrometheus({}));
   EXPECT_TRUE(p.samples.empty());
-  EXPECT_EQ(p.types.size(), 27u);
+  EXPECT_EQ(p.types.size(), 32u);
+  EXPECT_EQ(p.types.count("scalws_quic_lost_packets_total"), 1u);
 }
 
 }  // namespace

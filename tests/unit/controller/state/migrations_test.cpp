@@ -147,6 +147,39 @@ TEST(MigrationsTest, PoolsAssignedBeforeVersion4KeepTheirOwnName) {
   EXPECT_FALSE(db.exec("UPDATE php_pools SET assigned_as = '-bad' WHERE name = 'main'").ok());
 }
 
+TEST(MigrationsTest, MetricsRowsBeforeVersion8ReadZeroForHttp3) {
+  TempDir dir;
+  {
+    SqliteDb db = openOk(dir.file("state.db"));
+    ASSERT_TRUE(migrate(db, allMigrations().first(4)).ok());
+    std::string zeros;
+    for (int i = 0; i < 31; ++i) zeros += ", 0";
+    common::Status st = db.exec(
+        "INSERT INTO instances VALUES ('web', 'multi', 1, 0, 'nobody', '[[listen]]', "
+        "'/etc/web.toml', 'stopped', 'stopped', '', 1000, 2000);"
+        "INSERT INTO metrics_10s VALUES ('web', 10000" +
+        zeros + ", x'');" + "UPDATE metrics_10s SET bytes_out = 77;");
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+  Result<StateStore> store =
+      StateStore::open(dir.file("state.db"), cpu::CpuAllocator(common::CpuSet::range(0, 3)));
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto rows = store->listMetrics("web", MetricsResolution::k10s, 0, 20000);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].figures.bytes_out, 77u);
+  EXPECT_EQ((*rows)[0].figures.http3_requests, 0u);
+  EXPECT_EQ((*rows)[0].figures.quic_lost_packets, 0u);
+  // And new rows keep what they are given.
+  MetricsRow row = (*rows)[0];
+  row.bucket_ms = 20000;
+  row.figures.quic_retries = 5;
+  ASSERT_TRUE(store->insertMetrics(MetricsResolution::k10s, std::span(&row, 1)).ok());
+  rows = store->listMetrics("web", MetricsResolution::k10s, 20000, 30000);
+  ASSERT_TRUE(rows.ok() && rows->size() == 1u);
+  EXPECT_EQ((*rows)[0].figures.quic_retries, 5u);
+}
+
 TEST(MigrationsTest, DatabaseFromTheFutureIsRefused) {
   TempDir dir;
   {

@@ -57,6 +57,16 @@ ClientConnection* startFake(WorkerLoop& loop, std::unique_ptr<Transport> transpo
   return new FakeConnection(loop, std::move(transport));
 }
 
+int g_datagram_fd = -1;
+uint16_t g_datagram_steering = 0;
+
+// Stands for HTTP/3: takes a UDP socket, starts nothing the loop would have to end.
+bool startFakeDatagrams(WorkerLoop&, const ListenerSocket& socket) {
+  g_datagram_fd = socket.fd;
+  g_datagram_steering = socket.steering_id;
+  return true;
+}
+
 ClientConnection* refuseToStart(WorkerLoop&, std::unique_ptr<Transport>, const PeerInfo&) {
   return nullptr;
 }
@@ -77,6 +87,8 @@ class WorkerLoopTest : public ::testing::Test {
   void SetUp() override {
     g_live = g_started = 0;
     g_last_fd = -1;
+    g_datagram_fd = -1;
+    g_datagram_steering = 0;
     ASSERT_EQ(uv_loop_init(&uv_), 0);
     common::config::ListenConfig listen;
     listen.address = "127.0.0.1:0";
@@ -192,6 +204,41 @@ TEST_F(WorkerLoopTest, OverMaxConnectionsGets503) {
   shutdownLoop();
   ::close(a);
   ::close(b);
+}
+
+// An HTTP/3 listener's UDP socket is not accepted on: the loop hands it to the table's
+// datagram starter, and with none (a build without HTTP/3) it only logs and goes on.
+TEST_F(WorkerLoopTest, AQuicSocketGoesToTheDatagramStarter) {
+  static const ProtocolTable with_http3{&startFake, &startFake, &startFakeDatagrams};
+  make("", with_http3);
+  ListenerSocket udp;
+  udp.fd = 12345;  // never read: the fake starter only records it
+  udp.port = port_;
+  udp.listen_index = 0;
+  udp.quic = true;
+  udp.steering_id = 3;
+  loop_->addListener(udp);
+  EXPECT_EQ(g_datagram_fd, 12345);
+  EXPECT_EQ(g_datagram_steering, 3);
+  // The TCP listener still accepts, and the UDP one added no connection.
+  int a = connect();
+  ASSERT_TRUE(runUntil([] { return g_started == 1; }));
+  EXPECT_EQ(loop_->connectionCount(), 1u);
+  shutdownLoop();
+  ::close(a);
+}
+
+TEST_F(WorkerLoopTest, AQuicSocketWithoutHttp3IsLeftAlone) {
+  static const ProtocolTable no_http3{&startFake, &startFake};
+  make("", no_http3);
+  ListenerSocket udp;
+  udp.fd = 12345;
+  udp.listen_index = 0;
+  udp.quic = true;
+  loop_->addListener(udp);
+  EXPECT_EQ(g_datagram_fd, -1);
+  EXPECT_EQ(loop_->connectionCount(), 0u);
+  shutdownLoop();
 }
 
 }  // namespace

@@ -294,6 +294,46 @@ TEST_F(InstanceSessionTest, OutOfOrderAndBadMessagesAreRefused) {
   EXPECT_TRUE(request("listeners", twoListenersJson(), twoListeners()).ok());
 }
 
+TEST_F(InstanceSessionTest, UdpSocketsOfHttp3ListenersComeWithTheirSteeringId) {
+  ASSERT_TRUE(session_->start().ok());
+  ASSERT_TRUE(
+      loop_.runUntil([&] { return session_->state() == InstanceSession::State::kAwaitConfig; }));
+  ASSERT_TRUE(request("config", settings()).ok());
+  auto udpSocket = [] {
+    UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    return fd;
+  };
+  Json list = {{"listeners",
+                {{{"loop", 0}, {"address", "127.0.0.1:8443"}, {"port", 8443}, {"tls", true}},
+                 {{"loop", 0},
+                  {"address", "127.0.0.1:8443"},
+                  {"port", 8443},
+                  {"tls", true},
+                  {"quic", true},
+                  {"steering", 5}}}}};
+  // A TCP socket where the UDP one belongs: refused.
+  std::vector<UniqueFd> wrong;
+  wrong.push_back(tcpListener());
+  wrong.push_back(tcpListener());
+  Result<Json> refused = request("listeners", list, std::move(wrong));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("not a UDP socket"), std::string::npos);
+  std::vector<UniqueFd> fds;
+  fds.push_back(tcpListener());
+  fds.push_back(udpSocket());
+  ASSERT_TRUE(request("listeners", list, std::move(fds)).ok());
+  ASSERT_TRUE(loop_.runUntil([&] { return !controller_->readies.empty(); }));
+  const Json& ready = controller_->readies.front();
+  ASSERT_EQ(ready["listeners"].size(), 2u);
+  EXPECT_FALSE(ready["listeners"][0].contains("quic"));
+  EXPECT_EQ(ready["listeners"][1]["quic"], true);
+  EXPECT_EQ(ready["listeners"][1]["steering"], 5);
+}
+
 TEST_F(InstanceSessionTest, AWorkerThatCannotGoLiveSaysWhyAndFails) {
   host_.go_live_error = Status(StatusCode::kPermissionDenied, "sandbox: no such user");
   ASSERT_TRUE(session_->start().ok());

@@ -103,6 +103,23 @@ TEST(RequestHead, ForwardingFieldsAppend) {
   EXPECT_NE(head.find("\r\nVia: 1.0 edge, 1.1 scalws\r\n"), std::string::npos);
 }
 
+TEST(RequestHead, ViaNamesTheClientsProtocol) {
+  ProxyRoute route;
+  route.via = true;
+  const std::pair<HttpVersion, std::string_view> cases[] = {
+      {HttpVersion::kHttp10, "1.0 scalws"},
+      {HttpVersion::kHttp11, "1.1 scalws"},
+      {HttpVersion::kHttp2, "2 scalws"},
+      {HttpVersion::kHttp3, "3 scalws"},
+  };
+  for (const auto& [version, via] : cases) {
+    TestRequest r(nullptr, "GET", "/");
+    r.request.version = version;
+    std::string head = headOf(r, route);
+    EXPECT_NE(head.find("\r\nVia: " + std::string(via) + "\r\n"), std::string::npos) << head;
+  }
+}
+
 TEST(RequestHead, ExactlyOneFraming) {
   ProxyRoute route;
   TestRequest chunked(nullptr, "POST", "/", {{"Transfer-Encoding", "chunked"}});
@@ -124,6 +141,17 @@ TEST(RequestHead, ExactlyOneFraming) {
   h2.request.version = HttpVersion::kHttp2;
   h2.request.has_body = true;
   EXPECT_EQ(requestFramingOf(h2.request, length), RequestFraming::kChunked);
+  // HTTP/3 frames its body too: without content-length its size is unknown until the end
+  // (not the zero an HTTP/1.1 request without framing fields would have).
+  TestRequest h3(nullptr, "POST", "/");
+  h3.request.version = HttpVersion::kHttp3;
+  h3.request.has_body = true;
+  EXPECT_EQ(requestFramingOf(h3.request, length), RequestFraming::kChunked);
+  TestRequest h3_sized(nullptr, "POST", "/", {{"content-length", "7"}});
+  h3_sized.withBody(7);
+  h3_sized.request.version = HttpVersion::kHttp3;
+  EXPECT_EQ(requestFramingOf(h3_sized.request, length), RequestFraming::kContentLength);
+  EXPECT_EQ(length, 7u);
   TestRequest get(nullptr, "GET", "/");
   EXPECT_EQ(requestFramingOf(get.request, length), RequestFraming::kNone);
   TestRequest empty_post(nullptr, "POST", "/");
