@@ -86,15 +86,16 @@ std::vector<std::vector<std::string>> rows(const Json& now, const Json& win) {
                           unsignedAt(*cache, "misses"));
   });
   row("HTTP/3", [](const Json& f) {
-    const Json& h3 = sub(f, "http3");
-    if (u64(h3, "handshakes") == 0 && u64(h3, "requests") == 0 && u64(h3, "retries") == 0) {
+    const Json& h3 = object(f, "http3");
+    if (unsignedAt(h3, "handshakes") == 0 && unsignedAt(h3, "requests") == 0 &&
+        unsignedAt(h3, "retries") == 0) {
       return std::string("-");
     }
-    return std::to_string(u64(h3, "requests")) + " requests, " +
-           std::to_string(u64(h3, "handshakes")) + " handshakes, " +
-           std::to_string(u64(h3, "retries")) + " retries, " +
-           std::to_string(u64(h3, "migrations")) + " migrations, " +
-           std::to_string(u64(h3, "lost_packets")) + " lost packets";
+    return std::to_string(unsignedAt(h3, "requests")) + " requests, " +
+           std::to_string(unsignedAt(h3, "handshakes")) + " handshakes, " +
+           std::to_string(unsignedAt(h3, "retries")) + " retries, " +
+           std::to_string(unsignedAt(h3, "migrations")) + " migrations, " +
+           std::to_string(unsignedAt(h3, "lost_packets")) + " lost packets";
   });
   row("PHP pool waits", [](const Json& f) {
     const Json& php = object(f, "php");
