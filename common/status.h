@@ -109,3 +109,16 @@ class [[nodiscard]] Result {
     ::scalws::common::Status scalws_status_ = (expr); \
     if (!scalws_status_.ok()) return scalws_status_;  \
   } while (0)
+
+#define SCALWS_STATUS_CONCAT_INNER_(a, b) a##b
+#define SCALWS_STATUS_CONCAT_(a, b) SCALWS_STATUS_CONCAT_INNER_(a, b)
+
+// Evaluates `expr` (a Result<T>); on error returns its Status from the enclosing function,
+// else moves the value into `lhs` (a declaration or an lvalue):
+//   SCALWS_ASSIGN_OR_RETURN(std::string name, stringField(args, "name"));
+#define SCALWS_ASSIGN_OR_RETURN(lhs, expr) \
+  SCALWS_ASSIGN_OR_RETURN_IMPL_(SCALWS_STATUS_CONCAT_(scalws_result_, __LINE__), lhs, expr)
+#define SCALWS_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
+  auto result = (expr);                                  \
+  if (!result.ok()) return result.status();              \
+  lhs = std::move(result).value()

@@ -10,10 +10,11 @@
 #include <filesystem>
 
 #include "common/log.h"
+#include "controller/child_process.h"
 #include "controller/cpu/host_cpus.h"
 #include "controller/deferred_call.h"
-#include "controller/metrics_prometheus.h"
-#include "controller/ticket_secret.h"
+#include "controller/instances/ticket_secret.h"
+#include "controller/metrics/metrics_prometheus.h"
 
 #ifndef SCALWS_VERSION
 #define SCALWS_VERSION "0.0.0"
@@ -28,12 +29,6 @@ using common::StatusCode;
 namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR2};
-
-int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // --scalwsd, or the scalwsd next to this executable.
 Result<std::string> resolveScalwsd(const std::string& flag) {
@@ -64,36 +59,38 @@ Status prepareStateDir(const std::string& dir) {
 
 }  // namespace
 
+Result<std::unique_ptr<Controller>> Controller::create(const ControllerOptions& options,
+                                                       std::unique_ptr<Accounts> accounts) {
+  SCALWS_ASSIGN_OR_RETURN(common::CpuSet host, cpu::hostCpusFromOptions(options.reserve_cpus));
+  SCALWS_ASSIGN_OR_RETURN(common::CpuSet reserved, common::parseCpuList(options.reserve_cpus));
+  SCALWS_RETURN_IF_ERROR(prepareStateDir(options.state_dir));
+  SCALWS_ASSIGN_OR_RETURN(state::StateLock lock, state::StateLock::acquire(options.state_dir));
+  SCALWS_ASSIGN_OR_RETURN(state::StateStore store,
+                          state::StateStore::open(state::StateStore::dbPath(options.state_dir),
+                                                  cpu::CpuAllocator(std::move(host))));
+  SCALWS_ASSIGN_OR_RETURN(std::string scalwsd, resolveScalwsd(options.scalwsd));
+  std::unique_ptr<Controller> controller(new Controller(options, std::move(lock), std::move(store),
+                                                        std::move(scalwsd), std::move(reserved)));
+  controller->accounts_ = accounts ? std::move(accounts) : std::make_unique<SystemAccounts>();
+  return controller;
+}
+
 int Controller::run(const ControllerOptions& options) {
   common::log::setProgramName("scalws-controller");
   auto fail = [](const Status& status) {
     std::fprintf(stderr, "scalws-controller: %s\n", status.message().c_str());
     return 1;
   };
-  Result<common::CpuSet> host = cpu::hostCpusFromOptions(options.reserve_cpus);
-  if (!host.ok()) return fail(host.status());
-  Result<common::CpuSet> reserved = common::parseCpuList(options.reserve_cpus);
-  if (!reserved.ok()) return fail(reserved.status());
-  Status dir = prepareStateDir(options.state_dir);
-  if (!dir.ok()) return fail(dir);
-  Result<state::StateLock> lock = state::StateLock::acquire(options.state_dir);
-  if (!lock.ok()) return fail(lock.status());
-  Result<state::StateStore> store = state::StateStore::open(
-      state::StateStore::dbPath(options.state_dir), cpu::CpuAllocator(std::move(host).value()));
-  if (!store.ok()) return fail(store.status());
-  Result<std::string> scalwsd = resolveScalwsd(options.scalwsd);
-  if (!scalwsd.ok()) return fail(scalwsd.status());
-
-  Controller controller(options, std::move(lock).value(), std::move(store).value(),
-                        std::move(scalwsd).value(), std::move(reserved).value());
-  Status started = controller.startUp();
+  Result<std::unique_ptr<Controller>> controller = create(options);
+  if (!controller.ok()) return fail(controller.status());
+  Status started = (*controller)->startUp();
   if (!started.ok()) {
     fail(started);
-    controller.exit_code_ = 1;
-    controller.finishShutdown();
+    (*controller)->exit_code_ = 1;
+    (*controller)->finishShutdown();
   }
-  uv_run(&controller.loop_, UV_RUN_DEFAULT);
-  return controller.exit_code_;
+  uv_run((*controller)->loop(), UV_RUN_DEFAULT);
+  return (*controller)->exit_code_;
 }
 
 Controller::Controller(ControllerOptions options, state::StateLock lock, state::StateStore store,
@@ -131,6 +128,7 @@ Status Controller::startUp() {
   info.socket_path = options_.socket_path;
   info.started_ms = wallMs();
   info.reserved_cpus = reserved_;
+  info.allow_root_instances = options_.allow_root_instances;
   Result<std::string> ticket_secret = loadOrCreateHostTicketSecret(options_.state_dir);
   if (!ticket_secret.ok()) return ticket_secret.status();
   host_ticket_secret_ = std::move(ticket_secret).value();
@@ -139,8 +137,9 @@ Status Controller::startUp() {
   pool_options.state_dir = options_.state_dir;
   pool_options.socket_dir = options_.pool_dir;
   pool_options.php_fpm = options_.php_fpm;
+  pool_options.allowed_php_fpm = options_.allowed_php_fpm;
   pools_ = std::make_unique<PoolManager>(&loop_, store_, pool_options);
-  handlers_ = std::make_unique<ControlHandlers>(store_, *this, info, pools_.get());
+  handlers_ = std::make_unique<ControlHandlers>(store_, *this, *accounts_, info, pools_.get());
   handlers_->setMetrics(metrics_.get());
   Result<std::unique_ptr<ControlServer>> server =
       ControlServer::open(&loop_, options_.socket_path, *handlers_);

@@ -29,16 +29,17 @@
 #include <optional>
 #include <string>
 
-#include "controller/control_handlers.h"
-#include "controller/control_server.h"
 #include "controller/controller_options.h"
-#include "controller/instance_runtime.h"
-#include "controller/instance_supervisor.h"
-#include "controller/metrics_collector.h"
-#include "controller/metrics_http_server.h"
-#include "controller/pool_manager.h"
+#include "controller/instances/instance_runtime.h"
+#include "controller/instances/instance_supervisor.h"
+#include "controller/metrics/metrics_collector.h"
+#include "controller/metrics/metrics_http_server.h"
+#include "controller/pools/pool_manager.h"
+#include "controller/server/control_handlers.h"
+#include "controller/server/control_server.h"
 #include "controller/state/state_lock.h"
 #include "controller/state/state_store.h"
+#include "controller/system_accounts.h"
 #include "controller/systemd_integration.h"
 
 namespace scalws::controller {
@@ -48,6 +49,18 @@ class Controller final : public InstanceRuntime {
   // Runs a controller until it is told to stop; returns the exit code (0 after a clean
   // shutdown, 1 when it could not start).
   static int run(const ControllerOptions& options);
+
+  // The steps of run(), for tests that drive a controller on their own thread: create
+  // (lock, DB, CPUs), startUp (socket, re-attach, converge; then run loop() until it has
+  // nothing left to do), shutDown (what a signal asks for).
+  // `accounts` stands in for the host's useradd/userdel in tests (null: the real ones).
+  static common::Result<std::unique_ptr<Controller>> create(
+      const ControllerOptions& options, std::unique_ptr<Accounts> accounts = nullptr);
+  common::Status startUp();
+  void shutDown(ShutdownMode mode) { beginShutdown(mode); }
+  uv_loop_t* loop() { return &loop_; }
+  bool ready() const { return ready_; }
+  int exitCode() const { return exit_code_; }
 
   // InstanceRuntime
   void instanceStored(const state::InstanceRecord& record) override;
@@ -70,7 +83,6 @@ class Controller final : public InstanceRuntime {
   Controller(ControllerOptions options, state::StateLock lock, state::StateStore store,
              std::string scalwsd, common::CpuSet reserved);
 
-  common::Status startUp();
   void reattachAll();
   void maybeConverge();  // once re-attached and the pools had their first start
   void converge();
@@ -91,6 +103,7 @@ class Controller final : public InstanceRuntime {
   common::CpuSet reserved_;
   uv_loop_t loop_{};
   uv_signal_t signals_[4]{};
+  std::unique_ptr<Accounts> accounts_;
   std::unique_ptr<PoolManager> pools_;
   std::unique_ptr<ControlHandlers> handlers_;
   std::unique_ptr<ControlServer> server_;

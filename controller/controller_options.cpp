@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "common/config/listen_address.h"
+#include "common/config/units.h"
 #include "common/cpu_set.h"
 
 namespace scalws::controller {
@@ -11,6 +12,7 @@ const char* const kControllerUsage =
     "usage: scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]\n"
     "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
     "                         [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]\n"
+    "                         [--allow-php-fpm PATH]... [--allow-root-instances]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
     "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
     "  --reserve-cpus LIST   CPUs never given to instances, e.g. 0 or 0,2-3\n"
@@ -23,23 +25,15 @@ const char* const kControllerUsage =
     "  --pool-dir DIR        sockets of managed PHP pools, reachable by the instances' users\n"
     "                        (default /run/scalws/php)\n"
     "  --php-fpm PATH        php-fpm for managed pools (default /usr/sbin/php-fpm8.2)\n"
+    "  --allow-php-fpm PATH  another php-fpm binary `pool add --php-fpm` may name (repeat\n"
+    "                        for more); no other binary is ever run\n"
+    "  --allow-root-instances  let `instance add --user` name root (a uid 0 user): its\n"
+    "                        workers could then read every file of the host\n"
     "Signals: SIGINT stops the instances gracefully, then the controller; SIGTERM does too,\n"
     "except under a systemd restart job (then the instances keep serving for the next\n"
     "controller); SIGUSR2 exits and leaves the instances serving.\n";
 
-namespace {
-
-bool parsePositive(const std::string& text, uint64_t max, uint64_t& out) {
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > max) {
-    return false;
-  }
-  out = value;
-  return true;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::string>& args) {
   ControllerOptions o;
@@ -74,21 +68,27 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
       if (!parsed.ok()) {
         return common::invalidArgument("--metrics-listen: " + parsed.status().message());
       }
-    } else if (arg == "--pool-dir" || arg == "--php-fpm") {
-      std::string& out = arg == "--pool-dir" ? o.pool_dir : o.php_fpm;
-      SCALWS_RETURN_IF_ERROR(value(out));
-      if (out.front() != '/') return common::invalidArgument(arg + " needs an absolute path");
+    } else if (arg == "--pool-dir" || arg == "--php-fpm" || arg == "--allow-php-fpm") {
+      std::string path;
+      SCALWS_RETURN_IF_ERROR(value(path));
+      if (path.front() != '/') return common::invalidArgument(arg + " needs an absolute path");
+      if (arg == "--pool-dir") o.pool_dir = path;
+      if (arg == "--php-fpm") o.php_fpm = path;
+      if (arg == "--allow-php-fpm") o.allowed_php_fpm.push_back(path);
+    } else if (arg == "--allow-root-instances") {
+      o.allow_root_instances = true;
     } else if (arg == "--crash-limit" || arg == "--crash-window") {
       std::string text;
       SCALWS_RETURN_IF_ERROR(value(text));
-      uint64_t n = 0;
-      if (!parsePositive(text, arg == "--crash-limit" ? 1'000'000 : 86'400 * 365, n)) {
+      std::optional<uint64_t> n =
+          common::config::parseCount(text, arg == "--crash-limit" ? 1'000'000 : 86'400 * 365);
+      if (!n) {
         return common::invalidArgument(arg + " needs a positive integer, not '" + text + "'");
       }
       if (arg == "--crash-limit") {
-        o.restart.crash_limit = static_cast<uint32_t>(n);
+        o.restart.crash_limit = static_cast<uint32_t>(*n);
       } else {
-        o.restart.crash_window_ms = n * 1000;
+        o.restart.crash_window_ms = *n * 1000;
       }
     } else {
       return common::invalidArgument("unknown argument '" + arg + "'");

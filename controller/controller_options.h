@@ -3,6 +3,7 @@
 //   scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]
 //                     [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]
 //                     [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]
+//                     [--allow-php-fpm PATH]... [--allow-root-instances]
 //
 // --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
 // settings tune the crash-loop detection (restart_policy.h): N unexpected worker exits of
@@ -10,7 +11,10 @@
 // the Prometheus text at http://ADDR/metrics (metrics_http_server.h). --pool-dir holds the
 // sockets of managed PHP pools (it must be traversable by the instances' users) and
 // --php-fpm is the binary a managed pool runs unless `pool add` names another
-// (pool_manager.h). Parsing is pure; main.cpp runs it.
+// (pool_manager.h); --allow-php-fpm adds a binary `pool add --php-fpm` may name (the
+// controller runs no other: the group scalws may add pools, it must not pick what runs as
+// root). --allow-root-instances lets `instance add --user` name a uid 0 user (refused
+// otherwise, to whoever asks). Parsing is pure; main.cpp runs it.
 #pragma once
 
 #include <string>
@@ -33,6 +37,8 @@ struct ControllerOptions {
   std::string metrics_listen;  // "" = no Prometheus endpoint
   std::string pool_dir = kDefaultPoolDir;
   std::string php_fpm = "/usr/sbin/php-fpm8.2";
+  std::vector<std::string> allowed_php_fpm;  // besides php_fpm
+  bool allow_root_instances = false;
   RestartLimits restart;
   bool help = false;
   bool version = false;

@@ -416,6 +416,11 @@ void Replier::fail(const Status& status) {
   fail(wireCodeForStatus(status.code()), status.message());
 }
 
+void Replier::answer(common::Result<Json> result) {
+  if (result.ok()) return ok(std::move(result).value());
+  fail(result.status());
+}
+
 void Replier::send(Message reply) {
   if (answered_) return;
   answered_ = true;

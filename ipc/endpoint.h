@@ -70,7 +70,8 @@ class Replier {
 
   void ok(Json result = Json::object());
   void fail(std::string_view code, std::string message);
-  void fail(const common::Status& status);  // code from wireCodeForStatus
+  void fail(const common::Status& status);   // code from wireCodeForStatus
+  void answer(common::Result<Json> result);  // ok(*result) or fail(result.status())
   bool answered() const { return answered_; }
 
  private:

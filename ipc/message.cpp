@@ -228,4 +228,20 @@ Result<bool> boolField(const Json& object, std::string_view key) {
   return it->get<bool>();
 }
 
+Result<std::string> optionalString(const Json& object, std::string_view key,
+                                   std::string_view fallback) {
+  if (!object.is_object() || !object.contains(key)) return std::string(fallback);
+  return stringField(object, key);
+}
+
+Result<uint64_t> optionalUint(const Json& object, std::string_view key, uint64_t fallback) {
+  if (!object.is_object() || !object.contains(key)) return fallback;
+  return uintField(object, key);
+}
+
+Result<bool> optionalBool(const Json& object, std::string_view key, bool fallback) {
+  if (!object.is_object() || !object.contains(key)) return fallback;
+  return boolField(object, key);
+}
+
 }  // namespace scalws::ipc

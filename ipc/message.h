@@ -96,5 +96,10 @@ std::string_view wireCodeForStatus(common::StatusCode code);
 common::Result<std::string> stringField(const Json& object, std::string_view key);
 common::Result<uint64_t> uintField(const Json& object, std::string_view key);
 common::Result<bool> boolField(const Json& object, std::string_view key);
+// The same for optional fields: absent gives `fallback`, present must have the right type.
+common::Result<std::string> optionalString(const Json& object, std::string_view key,
+                                           std::string_view fallback);
+common::Result<uint64_t> optionalUint(const Json& object, std::string_view key, uint64_t fallback);
+common::Result<bool> optionalBool(const Json& object, std::string_view key, bool fallback);
 
 }  // namespace scalws::ipc

@@ -3,13 +3,46 @@
 // Every op ScalWS speaks is one row of kOps in ipc/ops.cpp; nothing else decides. An
 // Endpoint accepts a request only if its row says peer -> local (else unknown_op), refuses
 // a write op from an unprivileged scalwsctl (permission_denied, ipc/peer_credentials.h),
-// and sends only what its row allows. Adding an op = adding a row there.
+// and sends only what its row allows. Adding an op = a name below, a row there, and a row
+// in the handler table (ipc/handler_table.h) of the process that accepts it. Names are
+// spelled only here: the rows, the handler tables and the senders use these constants.
 #pragma once
 
 #include <span>
 #include <string_view>
 
 namespace scalws::ipc {
+
+namespace op {
+// Worker channel (a socketpair per worker; the worker's attach socket after a restart).
+inline constexpr std::string_view kHello = "hello";
+inline constexpr std::string_view kConfig = "config";
+inline constexpr std::string_view kListeners = "listeners";
+inline constexpr std::string_view kReady = "ready";
+inline constexpr std::string_view kReload = "reload";
+inline constexpr std::string_view kStop = "stop";
+inline constexpr std::string_view kMetrics = "metrics";
+// Control socket (scalwsctl -> controller).
+inline constexpr std::string_view kStatus = "status";
+inline constexpr std::string_view kCpuList = "cpu.list";
+inline constexpr std::string_view kInstanceList = "instance.list";
+inline constexpr std::string_view kInstanceShow = "instance.show";
+inline constexpr std::string_view kInstanceMetrics = "instance.metrics";
+inline constexpr std::string_view kInstanceLogs = "instance.logs";
+inline constexpr std::string_view kInstanceAdd = "instance.add";
+inline constexpr std::string_view kInstanceSet = "instance.set";
+inline constexpr std::string_view kInstanceRemove = "instance.remove";
+inline constexpr std::string_view kInstanceStart = "instance.start";
+inline constexpr std::string_view kInstanceStop = "instance.stop";
+inline constexpr std::string_view kInstanceRestart = "instance.restart";
+inline constexpr std::string_view kInstanceReload = "instance.reload";
+inline constexpr std::string_view kPoolList = "pool.list";
+inline constexpr std::string_view kPoolShow = "pool.show";
+inline constexpr std::string_view kPoolAdd = "pool.add";
+inline constexpr std::string_view kPoolRemove = "pool.remove";
+inline constexpr std::string_view kPoolAssign = "pool.assign";
+inline constexpr std::string_view kPoolRelease = "pool.release";
+}  // namespace op
 
 enum class Role { kController, kWorker, kCtl };
 

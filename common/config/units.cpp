@@ -1,5 +1,6 @@
 #include "common/config/units.h"
 
+#include <charconv>
 #include <string>
 
 #include "common/quoted.h"
@@ -92,6 +93,16 @@ Result<uint64_t> parseDurationMs(std::string_view text) {
     return invalidArgument("duration " + quoted(text) + " is too large");
   }
   return ms;
+}
+
+std::optional<uint64_t> parseCount(std::string_view text, uint64_t max) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value == 0 ||
+      value > max) {
+    return std::nullopt;
+  }
+  return value;
 }
 
 }  // namespace scalws::common::config

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "common/status.h"
@@ -24,5 +25,8 @@ namespace scalws::common::config {
 
 Result<uint64_t> parseSize(std::string_view text);
 Result<uint64_t> parseDurationMs(std::string_view text);
+// A count from 1 to `max` in decimal digits (a command-line option's value): nullopt for
+// anything else (0, a sign, blanks, a suffix, too large).
+std::optional<uint64_t> parseCount(std::string_view text, uint64_t max);
 
 }  // namespace scalws::common::config

@@ -5,36 +5,29 @@
 namespace scalws::common::metrics {
 namespace {
 
-constexpr const char* kClassNames[5] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+using Json = nlohmann::json;
 
-// The scalar fields in wire order: one table serves both directions.
-struct Field {
-  const char* name;
-  uint64_t MetricsSnapshot::*member;
-};
-constexpr Field kFields[] = {
-    {"bytes_in", &MetricsSnapshot::bytes_in},
-    {"bytes_out", &MetricsSnapshot::bytes_out},
-    {"conn_accepted", &MetricsSnapshot::conn_accepted},
-    {"conn_closed", &MetricsSnapshot::conn_closed},
-    {"conn_active", &MetricsSnapshot::conn_active},
-    {"tls_handshakes", &MetricsSnapshot::tls_handshakes},
-    {"file_cache_hits", &MetricsSnapshot::file_cache_hits},
-    {"file_cache_misses", &MetricsSnapshot::file_cache_misses},
-    {"upstream_connects", &MetricsSnapshot::upstream_connects},
-    {"upstream_reuses", &MetricsSnapshot::upstream_reuses},
-    {"upstream_errors", &MetricsSnapshot::upstream_errors},
-    {"php_connects", &MetricsSnapshot::php_connects},
-    {"php_reuses", &MetricsSnapshot::php_reuses},
-    {"php_errors", &MetricsSnapshot::php_errors},
-    {"php_waits", &MetricsSnapshot::php_waits},
-    {"php_wait_us", &MetricsSnapshot::php_wait_us},
-    {"cpu_us", &MetricsSnapshot::cpu_us},
-    {"rss_bytes", &MetricsSnapshot::rss_bytes},
-    {"latency_sum_us", &MetricsSnapshot::latency_sum_us},
-};
+uint64_t minus(uint64_t a, uint64_t b) {
+  return a > b ? a - b : 0;
+}
 
-bool readUint(const nlohmann::json& obj, const char* key, uint64_t& out) {
+// Calls f(out, a, b) for every counter of three snapshots: scalar counters, every labelled
+// counter and every histogram bucket (the histogram counts requests: a counter too).
+template <typename F>
+void forEachCounter(MetricsSnapshot& out, const MetricsSnapshot& a, const MetricsSnapshot& b, F f) {
+  for (const ScalarField& field : kScalarFields) {
+    if (field.kind == FieldKind::kCounter) f(out.*field.member, a.*field.member, b.*field.member);
+  }
+  for (const LabelledField& field : kLabelledFields) {
+    std::span<uint64_t> o = field.values(out);
+    std::span<const uint64_t> x = field.read(a);
+    std::span<const uint64_t> y = field.read(b);
+    for (size_t i = 0; i < o.size(); ++i) f(o[i], x[i], y[i]);
+  }
+  for (size_t i = 0; i < kLatencyBuckets; ++i) f(out.latency[i], a.latency[i], b.latency[i]);
+}
+
+bool readUint(const Json& obj, std::string_view key, uint64_t& out) {
   auto it = obj.find(key);
   if (it == obj.end() || !it->is_number_unsigned()) return false;
   out = it->get<uint64_t>();
@@ -44,28 +37,13 @@ bool readUint(const nlohmann::json& obj, const char* key, uint64_t& out) {
 }  // namespace
 
 std::string_view actionName(Action a) {
-  switch (a) {
-    case Action::kStatic:
-      return "static";
-    case Action::kRespond:
-      return "respond";
-    case Action::kProxy:
-      return "proxy";
-    case Action::kPhp:
-      return "php";
-    case Action::kApp:
-      return "app";
-    case Action::kStatus:
-      return "status";
-    case Action::kOther:
-      return "other";
-  }
-  return "other";
+  size_t i = static_cast<size_t>(a);
+  return i < kActionCount ? kActionLabels[i] : "other";
 }
 
 Action actionFromName(std::string_view name) {
   for (size_t i = 0; i < kActionCount; ++i) {
-    if (actionName(static_cast<Action>(i)) == name) return static_cast<Action>(i);
+    if (kActionLabels[i] == name) return static_cast<Action>(i);
   }
   return Action::kOther;
 }
@@ -77,53 +55,73 @@ uint64_t MetricsSnapshot::requests() const {
 }
 
 void MetricsSnapshot::add(const MetricsSnapshot& o) {
-  for (size_t i = 0; i < requests_by_class.size(); ++i)
-    requests_by_class[i] += o.requests_by_class[i];
-  for (size_t i = 0; i < kActionCount; ++i) requests_by_action[i] += o.requests_by_action[i];
-  for (const Field& f : kFields) this->*f.member += o.*f.member;
-  for (size_t i = 0; i < kLatencyBuckets; ++i) latency[i] += o.latency[i];
+  MetricsSnapshot self = *this;
+  forEachCounter(*this, self, o, [](uint64_t& out, uint64_t a, uint64_t b) { out = a + b; });
+  for (const ScalarField& f : kScalarFields) {
+    if (f.kind == FieldKind::kGauge) this->*f.member += o.*f.member;
+  }
 }
 
-nlohmann::json toJson(const MetricsSnapshot& s) {
-  nlohmann::json j = nlohmann::json::object();
-  nlohmann::json classes = nlohmann::json::object();
-  for (size_t i = 0; i < 5; ++i) classes[kClassNames[i]] = s.requests_by_class[i];
-  j["requests_by_class"] = std::move(classes);
-  nlohmann::json actions = nlohmann::json::object();
-  for (size_t i = 0; i < kActionCount; ++i) {
-    actions[std::string(actionName(static_cast<Action>(i)))] = s.requests_by_action[i];
+MetricsSnapshot metricsIncrease(const MetricsSnapshot& now, const MetricsSnapshot& before) {
+  MetricsSnapshot d;
+  forEachCounter(d, now, before, [](uint64_t& out, uint64_t a, uint64_t b) { out = minus(a, b); });
+  for (const ScalarField& f : kScalarFields) {
+    if (f.kind == FieldKind::kGauge) d.*f.member = now.*f.member;
   }
-  j["requests_by_action"] = std::move(actions);
-  for (const Field& f : kFields) j[f.name] = s.*f.member;
+  return d;
+}
+
+void addCounters(MetricsSnapshot& into, const MetricsSnapshot& from) {
+  MetricsSnapshot before = into;
+  forEachCounter(into, before, from, [](uint64_t& out, uint64_t a, uint64_t b) { out = a + b; });
+}
+
+void foldEnded(MetricsSnapshot& base, const MetricsSnapshot& last) {
+  addCounters(base, last);
+  base.conn_closed += last.conn_active;
+}
+
+bool countersWentBack(const MetricsSnapshot& now, const MetricsSnapshot& before) {
+  bool back = false;
+  MetricsSnapshot scratch;
+  forEachCounter(scratch, now, before, [&](uint64_t&, uint64_t a, uint64_t b) {
+    if (a < b) back = true;
+  });
+  return back;
+}
+
+Json toJson(const MetricsSnapshot& s) {
+  Json j = Json::object();
+  for (const LabelledField& f : kLabelledFields) {
+    Json by_label = Json::object();
+    std::span<const uint64_t> values = f.read(s);
+    for (size_t i = 0; i < values.size(); ++i) by_label[std::string(f.labels[i])] = values[i];
+    j[std::string(f.name)] = std::move(by_label);
+  }
+  for (const ScalarField& f : kScalarFields) j[std::string(f.name)] = s.*f.member;
   j["latency_buckets"] = s.latency;
   return j;
 }
 
-Result<MetricsSnapshot> metricsFromJson(const nlohmann::json& j) {
+Result<MetricsSnapshot> metricsFromJson(const Json& j) {
   if (!j.is_object()) return invalidArgument("metrics: expected an object");
   MetricsSnapshot s;
-  auto classes = j.find("requests_by_class");
-  if (classes == j.end() || !classes->is_object()) {
-    return invalidArgument("metrics: missing requests_by_class");
-  }
-  for (size_t i = 0; i < 5; ++i) {
-    if (!readUint(*classes, kClassNames[i], s.requests_by_class[i])) {
-      return invalidArgument(std::string("metrics: bad requests_by_class.") + kClassNames[i]);
+  for (const LabelledField& f : kLabelledFields) {
+    std::string name(f.name);
+    auto by_label = j.find(name);
+    if (by_label == j.end() || !by_label->is_object()) {
+      return invalidArgument("metrics: missing " + name);
+    }
+    std::span<uint64_t> values = f.values(s);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!readUint(*by_label, f.labels[i], values[i])) {
+        return invalidArgument("metrics: bad " + name + "." + std::string(f.labels[i]));
+      }
     }
   }
-  auto actions = j.find("requests_by_action");
-  if (actions == j.end() || !actions->is_object()) {
-    return invalidArgument("metrics: missing requests_by_action");
-  }
-  for (size_t i = 0; i < kActionCount; ++i) {
-    std::string name(actionName(static_cast<Action>(i)));
-    if (!readUint(*actions, name.c_str(), s.requests_by_action[i])) {
-      return invalidArgument("metrics: bad requests_by_action." + name);
-    }
-  }
-  for (const Field& f : kFields) {
+  for (const ScalarField& f : kScalarFields) {
     if (!readUint(j, f.name, s.*f.member)) {
-      return invalidArgument(std::string("metrics: bad or missing ") + f.name);
+      return invalidArgument("metrics: bad or missing " + std::string(f.name));
     }
   }
   auto buckets = j.find("latency_buckets");

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "common/config/php_pool_address.h"
+#include "common/config/units.h"
+#include "ipc/ops.h"
 
 namespace scalws::ctl {
 
@@ -26,7 +28,10 @@ const char* const kCtlUsage =
     "                                       5m). Latency percentiles are the upper bounds of\n"
     "                                       the histogram's half-octave buckets (x1.41 apart)\n"
     "  instance add NAME --config FILE [--mode multi|single] [--cpus N] [--user USER]\n"
-    "                    [--shared-cpus]    store a new instance (stopped)\n"
+    "                    [--share-user] [--shared-cpus]\n"
+    "                                       store a new instance (stopped); it runs as a\n"
+    "                                       user of its own (scalws-NAME) unless --user\n"
+    "                                       names one (another instance's: --share-user)\n"
     "  instance set NAME --config FILE      replace its config (applied on reload)\n"
     "  instance remove NAME                 stop it and delete it\n"
     "  instance start|stop|restart|reload NAME\n"
@@ -55,18 +60,8 @@ common::Status usage(const std::string& message) {
   return common::invalidArgument(message);
 }
 
-bool parseCount(const std::string& text, uint64_t max, uint64_t& out) {
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > max) {
-    return false;
-  }
-  out = value;
-  return true;
-}
-
 struct Spec {
-  std::string op;
+  std::string_view op;
   std::vector<std::string> words;  // positional arguments, as the args keys they fill
   bool write;
   std::set<std::string> options;  // the command's own options (beyond --socket, --json)
@@ -74,39 +69,40 @@ struct Spec {
 
 const std::map<std::string, Spec>& commands() {
   static const std::map<std::string, Spec> table = {
-      {"status", {"status", {}, false, {}}},
-      {"cpu list", {"cpu.list", {}, false, {}}},
-      {"instance list", {"instance.list", {}, false, {}}},
-      {"instance show", {"instance.show", {"name"}, false, {"--events"}}},
-      {"instance logs", {"instance.logs", {"name"}, false, {"--limit"}}},
-      {"instance metrics", {"instance.metrics", {"name"}, false, {"--since"}}},
+      {"status", {ipc::op::kStatus, {}, false, {}}},
+      {"cpu list", {ipc::op::kCpuList, {}, false, {}}},
+      {"instance list", {ipc::op::kInstanceList, {}, false, {}}},
+      {"instance show", {ipc::op::kInstanceShow, {"name"}, false, {"--events"}}},
+      {"instance logs", {ipc::op::kInstanceLogs, {"name"}, false, {"--limit"}}},
+      {"instance metrics", {ipc::op::kInstanceMetrics, {"name"}, false, {"--since"}}},
       {"instance add",
-       {"instance.add",
+       {ipc::op::kInstanceAdd,
         {"name"},
         true,
-        {"--config", "--mode", "--cpus", "--user", "--shared-cpus"}}},
-      {"instance set", {"instance.set", {"name"}, true, {"--config"}}},
-      {"instance remove", {"instance.remove", {"name"}, true, {}}},
-      {"instance start", {"instance.start", {"name"}, true, {}}},
-      {"instance stop", {"instance.stop", {"name"}, true, {}}},
-      {"instance restart", {"instance.restart", {"name"}, true, {}}},
-      {"instance reload", {"instance.reload", {"name"}, true, {}}},
-      {"pool list", {"pool.list", {}, false, {}}},
-      {"pool show", {"pool.show", {"name"}, false, {}}},
+        {"--config", "--mode", "--cpus", "--user", "--share-user", "--shared-cpus"}}},
+      {"instance set", {ipc::op::kInstanceSet, {"name"}, true, {"--config"}}},
+      {"instance remove", {ipc::op::kInstanceRemove, {"name"}, true, {}}},
+      {"instance start", {ipc::op::kInstanceStart, {"name"}, true, {}}},
+      {"instance stop", {ipc::op::kInstanceStop, {"name"}, true, {}}},
+      {"instance restart", {ipc::op::kInstanceRestart, {"name"}, true, {}}},
+      {"instance reload", {ipc::op::kInstanceReload, {"name"}, true, {}}},
+      {"pool list", {ipc::op::kPoolList, {}, false, {}}},
+      {"pool show", {ipc::op::kPoolShow, {"name"}, false, {}}},
       {"pool add",
-       {"pool.add",
+       {ipc::op::kPoolAdd,
         {"name"},
         true,
         {"--address", "--max-conns", "--managed", "--user", "--processes", "--php-fpm"}}},
-      {"pool remove", {"pool.remove", {"name"}, true, {}}},
-      {"pool assign", {"pool.assign", {"name", "instance"}, true, {"--as"}}},
-      {"pool release", {"pool.release", {"name"}, true, {}}},
+      {"pool remove", {ipc::op::kPoolRemove, {"name"}, true, {}}},
+      {"pool assign", {ipc::op::kPoolAssign, {"name", "instance"}, true, {"--as"}}},
+      {"pool release", {ipc::op::kPoolRelease, {"name"}, true, {}}},
   };
   return table;
 }
 
 bool takesValue(const std::string& option) {
-  return option != "--shared-cpus" && option != "--managed" && option != "--json";
+  return option != "--shared-cpus" && option != "--managed" && option != "--json" &&
+         option != "--share-user";
 }
 
 // The words a command's positional arguments are called in messages.
@@ -141,11 +137,11 @@ common::Status parsePoolAdd(const std::map<std::string, std::string>& options, i
     if (user == nullptr || processes == nullptr) {
       return usage("pool add --managed needs --user USER and --processes N");
     }
-    uint64_t n = 0;
-    if (!parseCount(*processes, 1024, n)) return usage("--processes needs a count from 1 to 1024");
+    std::optional<uint64_t> n = common::config::parseCount(*processes, 1024);
+    if (!n) return usage("--processes needs a count from 1 to 1024");
     args["managed"] = true;
     args["user"] = *user;
-    args["processes"] = n;
+    args["processes"] = *n;
     if (const std::string* php_fpm = get("--php-fpm")) {
       if (php_fpm->front() != '/') return usage("--php-fpm needs an absolute path");
       args["php_fpm"] = *php_fpm;
@@ -164,10 +160,9 @@ common::Status parsePoolAdd(const std::map<std::string, std::string>& options, i
   if (!valid.ok()) return usage("--address: " + valid.message());
   args["address"] = *address;
   if (const std::string* max_conns = get("--max-conns")) {
-    uint64_t n = 0;
-    if (!parseCount(*max_conns, 65535, n))
-      return usage("--max-conns needs a count from 1 to 65535");
-    args["max_conns"] = n;
+    std::optional<uint64_t> n = common::config::parseCount(*max_conns, 65535);
+    if (!n) return usage("--max-conns needs a count from 1 to 65535");
+    args["max_conns"] = *n;
   }
   return common::okStatus();
 }
@@ -199,9 +194,10 @@ Result<int64_t> parseSince(const std::string& text) {
     default:
       return bad();
   }
-  uint64_t n = 0;
-  if (!parseCount(text.substr(0, text.size() - 1), 1'000'000, n)) return bad();
-  int64_t ms = static_cast<int64_t>(n) * unit;
+  std::optional<uint64_t> n =
+      common::config::parseCount(text.substr(0, text.size() - 1), 1'000'000);
+  if (!n) return bad();
+  int64_t ms = static_cast<int64_t>(*n) * unit;
   if (ms < kMin || ms > kMax) return bad();
   return ms;
 }
@@ -276,7 +272,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     std::string what = words[0] + (words.size() > 1 ? " " + words[1] : "");
     return usage("unknown command '" + what + "'");
   }
-  cmd.op = spec->op;
+  cmd.op = std::string(spec->op);
   cmd.write = spec->write;
   if (words.size() < used + spec->words.size()) {
     return usage(cmd.op + " needs " + wordsUsage(cmd.op, spec->words));
@@ -294,7 +290,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     auto it = options.find(name);
     return it == options.end() ? nullptr : &it->second;
   };
-  if (cmd.op == "instance.add" || cmd.op == "instance.set") {
+  if (cmd.op == ipc::op::kInstanceAdd || cmd.op == ipc::op::kInstanceSet) {
     const std::string* config = get("--config");
     if (config == nullptr) return usage(cmd.op + " needs --config FILE");
     cmd.config_file = *config;
@@ -306,11 +302,11 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     cmd.args["mode"] = *mode;
   }
   if (const std::string* cpus = get("--cpus")) {
-    uint64_t n = 0;
-    if (!parseCount(*cpus, 4096, n)) return usage("--cpus needs a count from 1 to 4096");
-    cmd.args["cpus"] = n;
+    std::optional<uint64_t> n = common::config::parseCount(*cpus, 4096);
+    if (!n) return usage("--cpus needs a count from 1 to 4096");
+    cmd.args["cpus"] = *n;
   }
-  if (cmd.op == "pool.add") {
+  if (cmd.op == ipc::op::kPoolAdd) {
     common::Status pool = parsePoolAdd(options, cmd.args);
     if (!pool.ok()) return pool;
     return cmd;
@@ -318,6 +314,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   if (const std::string* as = get("--as")) cmd.args["as"] = *as;
   if (const std::string* user = get("--user")) cmd.args["user"] = *user;
   if (get("--shared-cpus") != nullptr) cmd.args["shared_cpus"] = true;
+  if (get("--share-user") != nullptr) cmd.args["share_user"] = true;
   if (const std::string* since = get("--since")) {
     Result<int64_t> ms = parseSince(*since);
     if (!ms.ok()) return ms.status();
@@ -325,11 +322,11 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   }
   for (const char* name : {"--events", "--limit"}) {
     if (const std::string* value = get(name)) {
-      uint64_t n = 0;
-      if (!parseCount(*value, 1000, n)) {
+      std::optional<uint64_t> n = common::config::parseCount(*value, 1000);
+      if (!n) {
         return usage(std::string(name) + " needs a count from 1 to 1000");
       }
-      cmd.args[name == std::string("--events") ? "events" : "limit"] = n;
+      cmd.args[name == std::string("--events") ? "events" : "limit"] = *n;
     }
   }
   return cmd;

@@ -18,74 +18,82 @@ std::string_view metricsTable(MetricsResolution resolution) {
   return resolution == MetricsResolution::k1m ? "metrics_1m" : "metrics_10s";
 }
 
-namespace {
+using common::metrics::FieldKind;
+using common::metrics::kLabelledFields;
+using common::metrics::kLatencyBuckets;
+using common::metrics::kScalarFields;
+using common::metrics::LabelledField;
+using common::metrics::MetricsSnapshot;
+using common::metrics::ScalarField;
 
-// One accessor per column; captureless lambdas convert to the function pointer.
-#define SCALWS_COLUMN(name, gauge, expr)                         \
-  MetricsColumn {                                                \
-    name, gauge, [](MetricsRow& r) -> uint64_t& { return expr; } \
-  }
+uint64_t& MetricsColumn::of(MetricsSnapshot& s) const {
+  return member != nullptr ? s.*member : labelled->values(s)[label];
+}
 
-const MetricsColumn kColumns[] = {
-    SCALWS_COLUMN("req_1xx", false, r.requests_by_class[0]),
-    SCALWS_COLUMN("req_2xx", false, r.requests_by_class[1]),
-    SCALWS_COLUMN("req_3xx", false, r.requests_by_class[2]),
-    SCALWS_COLUMN("req_4xx", false, r.requests_by_class[3]),
-    SCALWS_COLUMN("req_5xx", false, r.requests_by_class[4]),
-    SCALWS_COLUMN("act_static", false, r.requests_by_action[0]),
-    SCALWS_COLUMN("act_respond", false, r.requests_by_action[1]),
-    SCALWS_COLUMN("act_proxy", false, r.requests_by_action[2]),
-    SCALWS_COLUMN("act_php", false, r.requests_by_action[3]),
-    SCALWS_COLUMN("act_app", false, r.requests_by_action[4]),
-    SCALWS_COLUMN("act_status", false, r.requests_by_action[5]),
-    SCALWS_COLUMN("act_other", false, r.requests_by_action[6]),
-    SCALWS_COLUMN("bytes_in", false, r.bytes_in),
-    SCALWS_COLUMN("bytes_out", false, r.bytes_out),
-    SCALWS_COLUMN("conn_accepted", false, r.conn_accepted),
-    SCALWS_COLUMN("conn_closed", false, r.conn_closed),
-    SCALWS_COLUMN("conn_active", true, r.conn_active),
-    SCALWS_COLUMN("tls_handshakes", false, r.tls_handshakes),
-    SCALWS_COLUMN("file_cache_hits", false, r.file_cache_hits),
-    SCALWS_COLUMN("file_cache_misses", false, r.file_cache_misses),
-    SCALWS_COLUMN("upstream_connects", false, r.upstream_connects),
-    SCALWS_COLUMN("upstream_reuses", false, r.upstream_reuses),
-    SCALWS_COLUMN("upstream_errors", false, r.upstream_errors),
-    SCALWS_COLUMN("php_connects", false, r.php_connects),
-    SCALWS_COLUMN("php_reuses", false, r.php_reuses),
-    SCALWS_COLUMN("php_errors", false, r.php_errors),
-    SCALWS_COLUMN("php_waits", false, r.php_waits),
-    SCALWS_COLUMN("php_wait_us", false, r.php_wait_us),
-    SCALWS_COLUMN("cpu_us", false, r.cpu_us),
-    SCALWS_COLUMN("rss_bytes", true, r.rss_bytes),
-    SCALWS_COLUMN("latency_sum_us", false, r.latency_sum_us),
-};
-
-#undef SCALWS_COLUMN
-
-}  // namespace
+uint64_t MetricsColumn::of(const MetricsSnapshot& s) const {
+  return member != nullptr ? s.*member : labelled->read(s)[label];
+}
 
 std::span<const MetricsColumn> metricsColumns() {
+  static const std::vector<MetricsColumn> kColumns = [] {
+    std::vector<MetricsColumn> out;
+    // The labelled figures were made with the metrics tables (schema version 2).
+    for (const LabelledField& f : kLabelledFields) {
+      for (size_t i = 0; i < f.labels.size(); ++i) {
+        MetricsColumn c;
+        c.name = std::string(f.column_prefix) + std::string(f.labels[i]);
+        c.since = 2;
+        c.labelled = &f;
+        c.label = i;
+        out.push_back(std::move(c));
+      }
+    }
+    for (const ScalarField& f : kScalarFields) {
+      MetricsColumn c;
+      c.name = std::string(f.name);
+      c.gauge = f.kind == FieldKind::kGauge;
+      c.since = f.since;
+      c.member = f.member;
+      out.push_back(std::move(c));
+    }
+    return out;
+  }();
   return kColumns;
+}
+
+std::string metricsTableSql(std::string_view table, int version) {
+  std::string t(table);
+  std::string sql = "CREATE TABLE " + t +
+                    " (\n"
+                    "  instance TEXT NOT NULL REFERENCES instances (name) ON DELETE CASCADE,\n"
+                    "  bucket_ms INTEGER NOT NULL,\n";
+  for (const MetricsColumn& c : metricsColumns()) {
+    if (c.since <= version) sql += "  " + c.name + " INTEGER NOT NULL,\n";
+  }
+  sql +=
+      "  latency BLOB NOT NULL,\n  PRIMARY KEY (instance, bucket_ms)\n) STRICT, WITHOUT ROWID;\n";
+  sql += "CREATE INDEX " + t + "_by_bucket ON " + t + " (bucket_ms);\n";
+  return sql;
+}
+
+std::string metricsColumnsSince(int version) {
+  std::string sql;
+  for (MetricsResolution r : {MetricsResolution::k10s, MetricsResolution::k1m}) {
+    for (const MetricsColumn& c : metricsColumns()) {
+      if (c.since != version) continue;
+      sql += "ALTER TABLE " + std::string(metricsTable(r)) + " ADD COLUMN " + c.name +
+             " INTEGER NOT NULL DEFAULT 0;\n";
+    }
+  }
+  return sql;
 }
 
 void mergeMetrics(MetricsRow& into, const MetricsRow& from) {
   bool later = from.bucket_ms >= into.bucket_ms;
-  // The table's accessors take a mutable row; `from` is only read through them.
-  MetricsRow& src = const_cast<MetricsRow&>(from);
-  for (const MetricsColumn& column : kColumns) {
-    uint64_t& dst = column.field(into);
-    uint64_t value = column.field(src);
-    if (column.gauge) {
-      if (later) dst = value;
-    } else {
-      dst += value;
-    }
-  }
-  if (into.latency_buckets.size() < from.latency_buckets.size()) {
-    into.latency_buckets.resize(from.latency_buckets.size());
-  }
-  for (size_t i = 0; i < from.latency_buckets.size(); ++i) {
-    into.latency_buckets[i] += from.latency_buckets[i];
+  MetricsSnapshot gauges = later ? from.figures : into.figures;
+  common::metrics::addCounters(into.figures, from.figures);
+  for (const ScalarField& f : kScalarFields) {
+    if (f.kind == FieldKind::kGauge) into.figures.*f.member = gauges.*f.member;
   }
 }
 
@@ -97,17 +105,17 @@ Status validateMetricsRow(const MetricsRow& row, MetricsResolution resolution) {
                                    std::to_string(row.bucket_ms) + " is not a multiple of " +
                                    std::to_string(step) + " ms");
   }
-  if (row.latency_buckets.size() > kMaxLatencyBuckets) {
-    return common::invalidArgument(
-        "metrics row for " + row.instance + ": " + std::to_string(row.latency_buckets.size()) +
-        " latency buckets, at most " + std::to_string(kMaxLatencyBuckets));
-  }
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  MetricsRow& src = const_cast<MetricsRow&>(row);  // read only
-  for (const MetricsColumn& column : kColumns) {
-    if (column.field(src) > kMax) {
-      return common::invalidArgument("metrics row for " + row.instance + ": " +
-                                     std::string(column.name) + " is out of range");
+  for (const MetricsColumn& column : metricsColumns()) {
+    if (column.of(row.figures) > kMax) {
+      return common::invalidArgument("metrics row for " + row.instance + ": " + column.name +
+                                     " is out of range");
+    }
+  }
+  for (uint64_t count : row.figures.latency) {
+    if (count > kMax) {
+      return common::invalidArgument("metrics row for " + row.instance +
+                                     ": a latency bucket is out of range");
     }
   }
   return Status();

@@ -1,14 +1,14 @@
-// MetricsRow: one instance's figures over one rollup bucket, as stored in
-// metrics_10s (kept 24 h) and metrics_1m (kept 30 days).
+// MetricsRow: one instance's figures over one rollup bucket, as stored in metrics_10s
+// (kept 24 h) and metrics_1m (kept 30 days).
 //
-// Counters are increases over the bucket (the collector subtracts the workers' monotonic
-// totals, so a restarted worker never makes them negative); conn_active and rss_bytes are
-// gauges taken at the end of the bucket. The latency histogram's bucket layout (fixed
-// log-scale bounds) belongs to the worker's counters; here it is a vector of counts by
-// bucket index, stored as a sparse blob.
+// The figures are a MetricsSnapshot whose counters are increases over the bucket (the
+// collector subtracts the workers' monotonic totals, so a restarted worker never makes
+// them negative) and whose gauges (conn_active, rss_bytes) are taken at the end of the
+// bucket. The DB columns are generated from the field list (common/metrics/metrics_fields.h):
+// one integer column per figure and per label of a labelled figure, and the latency
+// histogram as a sparse blob.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -25,36 +25,14 @@ enum class MetricsResolution { k10s, k1m };
 int64_t bucketMs(MetricsResolution resolution);               // 10'000 or 60'000
 std::string_view metricsTable(MetricsResolution resolution);  // "metrics_10s" | "metrics_1m"
 
-// More histogram buckets than any layout needs (1 µs..60 s log-scale is ~30-100).
+// More histogram buckets than any layout needs (1 µs..60 s log-scale is ~30-100); a blob
+// may name buckets past the snapshot's layout, which then count in its last bucket.
 inline constexpr size_t kMaxLatencyBuckets = 256;
 
 struct MetricsRow {
   std::string instance;
   int64_t bucket_ms = 0;  // start of the bucket, a multiple of bucketMs(resolution)
-
-  std::array<uint64_t, 5> requests_by_class{};  // [0] 1xx ... [4] 5xx
-  // Indexed by common::metrics::Action, the order the workers send.
-  std::array<uint64_t, common::metrics::kActionCount> requests_by_action{};
-  uint64_t bytes_in = 0;
-  uint64_t bytes_out = 0;
-  uint64_t conn_accepted = 0;
-  uint64_t conn_closed = 0;
-  uint64_t conn_active = 0;  // gauge
-  uint64_t tls_handshakes = 0;
-  uint64_t file_cache_hits = 0;  // open-file cache
-  uint64_t file_cache_misses = 0;
-  uint64_t upstream_connects = 0;
-  uint64_t upstream_reuses = 0;
-  uint64_t upstream_errors = 0;
-  uint64_t php_connects = 0;
-  uint64_t php_reuses = 0;
-  uint64_t php_errors = 0;
-  uint64_t php_waits = 0;    // requests that queued for a pool connection
-  uint64_t php_wait_us = 0;  // total time they queued
-  uint64_t cpu_us = 0;       // utime + stime of the instance's processes over the bucket
-  uint64_t rss_bytes = 0;    // gauge: summed over the instance's processes
-  uint64_t latency_sum_us = 0;
-  std::vector<uint64_t> latency_buckets;  // count per histogram bucket index
+  common::metrics::MetricsSnapshot figures;
 
   friend bool operator==(const MetricsRow&, const MetricsRow&) = default;
 };
@@ -64,7 +42,7 @@ struct MetricsRow {
 void mergeMetrics(MetricsRow& into, const MetricsRow& from);
 
 // Checks what the DB would refuse or corrupt: instance name, alignment of bucket_ms to the
-// resolution, histogram size, values that do not fit SQLite's signed 64-bit integers.
+// resolution, values that do not fit SQLite's signed 64-bit integers.
 common::Status validateMetricsRow(const MetricsRow& row, MetricsResolution resolution);
 
 // The histogram blob: (bucket index, count) pairs of LEB128 varints for non-zero buckets,
@@ -74,13 +52,27 @@ std::string encodeHistogram(std::span<const uint64_t> counts);
 // read back has them trimmed). Malformed blobs → kInvalidArgument.
 common::Result<std::vector<uint64_t>> decodeHistogram(std::string_view blob);
 
-// The integer columns of the metrics tables, in schema order (after instance and
-// bucket_ms, before the latency blob): the single place the store maps columns to fields.
+// One integer column of the metrics tables: a scalar figure, or one label of a labelled
+// figure. In schema order (labelled figures first, then the scalars, as metrics_fields.h
+// lists them), after instance and bucket_ms and before the latency blob.
 struct MetricsColumn {
-  std::string_view name;
-  bool gauge;
-  uint64_t& (*field)(MetricsRow& row);
+  std::string name;
+  bool gauge = false;
+  int since = 0;  // the schema version whose migration made it
+  uint64_t common::metrics::MetricsSnapshot::*member = nullptr;
+  const common::metrics::LabelledField* labelled = nullptr;  // when member is null
+  size_t label = 0;
+
+  uint64_t& of(common::metrics::MetricsSnapshot& s) const;
+  uint64_t of(const common::metrics::MetricsSnapshot& s) const;
 };
 std::span<const MetricsColumn> metricsColumns();
+
+// "CREATE TABLE <table> (...)" with the columns of schema version `version` and before,
+// and its index: what the migration that made the metrics tables writes for each table.
+std::string metricsTableSql(std::string_view table, int version);
+// "ALTER TABLE ... ADD COLUMN" for both tables, for the columns made by `version`: the
+// migration of a figure appended to the field list later.
+std::string metricsColumnsSince(int version);
 
 }  // namespace scalws::controller::state

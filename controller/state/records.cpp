@@ -8,16 +8,6 @@ namespace scalws::controller::state {
 using common::Result;
 using common::Status;
 
-std::string_view workerModeName(WorkerMode mode) {
-  return mode == WorkerMode::kSingle ? "single" : "multi";
-}
-
-Result<WorkerMode> parseWorkerMode(std::string_view name) {
-  if (name == "multi") return WorkerMode::kMulti;
-  if (name == "single") return WorkerMode::kSingle;
-  return common::invalidArgument("mode must be multi or single, not '" + std::string(name) + "'");
-}
-
 std::string_view desiredStateName(DesiredState state) {
   return state == DesiredState::kRunning ? "running" : "stopped";
 }

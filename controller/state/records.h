@@ -6,10 +6,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/config/site_config.h"
 #include "common/cpu_set.h"
 #include "common/status.h"
+#include "ipc/worker_messages.h"
 
 namespace scalws::controller::state {
 
@@ -17,8 +19,8 @@ using common::config::WorkerMode;
 
 enum class DesiredState { kStopped, kRunning };
 
-std::string_view workerModeName(WorkerMode mode);  // "multi" | "single"
-common::Result<WorkerMode> parseWorkerMode(std::string_view name);
+using ipc::parseWorkerMode;  // "multi" | "single"
+using ipc::workerModeName;
 std::string_view desiredStateName(DesiredState state);  // "running" | "stopped"
 common::Result<DesiredState> parseDesiredState(std::string_view name);
 
@@ -34,7 +36,8 @@ struct NewInstance {
   WorkerMode mode = WorkerMode::kMulti;
   uint32_t cpus = 1;  // how many CPUs it wants
   bool shared_cpus = false;
-  std::string user;  // never empty: who the workers run as ("root" only when asked for)
+  std::string user;           // never empty: who the workers run as ("root" only when asked for)
+  bool user_created = false;  // the controller made `user` for it, and removes it with it
   std::string config;
   std::string config_path;
   DesiredState desired = DesiredState::kStopped;
@@ -46,6 +49,7 @@ struct InstanceRecord {
   uint32_t cpus = 1;
   bool shared_cpus = false;
   std::string user;
+  bool user_created = false;
   std::string config;
   std::string config_path;
   DesiredState desired = DesiredState::kStopped;
@@ -89,8 +93,20 @@ struct WorkerRecord {
   uint64_t start_ticks = 0;    // /proc/PID/stat field 22: tells a reused PID apart
   std::string attach_address;  // abstract socket name, hex-encoded, without the leading NUL
   int64_t started_ms = 0;
+  std::string launch_digest;  // of what it was told (launch_digest.h); "" = unknown
 
   friend bool operator==(const WorkerRecord&, const WorkerRecord&) = default;
+};
+
+// What an instance's workers were last told: the config text, its path and the PHP pools
+// (the body of a `reload`).
+struct LaunchRecord {
+  std::string config;
+  std::string config_path;
+  std::vector<ipc::PhpPoolGrant> php_pools;
+  int64_t updated_ms = 0;
+
+  friend bool operator==(const LaunchRecord&, const LaunchRecord&) = default;
 };
 
 struct EventRecord {
@@ -114,6 +130,7 @@ inline constexpr std::string_view kEventPoolReleased = "pool.released";
 // Recorded by the supervisor (controller/), through appendEvent.
 inline constexpr std::string_view kEventWorkerExited = "worker.exited";
 inline constexpr std::string_view kEventWorkerAttached = "worker.attached";
+inline constexpr std::string_view kEventWorkerRefused = "worker.refused";
 inline constexpr std::string_view kEventControllerStarted = "controller.started";
 inline constexpr std::string_view kEventControllerStopped = "controller.stopped";
 

@@ -1,9 +1,14 @@
 // The migrations of the state DB (see migrations.h). Append only: a released migration is
-// never edited, because DBs in the field are already past it.
+// never edited, because DBs in the field are already past it. Migration 2's tables are
+// written from the metrics field list (columns of `since` 2): those rows of the list are as
+// fixed as this text, and a figure added later comes with its own migration.
 //
 // Conventions: STRICT tables (a wrong type is an error, not a silent conversion); times
 // are Unix milliseconds; flags are 0/1 integers; names follow instance/pool name rules
 // (also checked by the store, repeated here so no writer can get past them).
+#include <string>
+
+#include "controller/state/metrics_row.h"
 #include "controller/state/migrations.h"
 
 namespace scalws::controller::state {
@@ -82,54 +87,13 @@ CREATE INDEX events_by_time ON events (time_ms);
 // counters are increases over the bucket, conn_active and rss_bytes are gauges at its end.
 // Plain integer columns are compact in SQLite (0 and 1 take no payload bytes) and need no
 // decoding to query; the latency histogram is a sparse blob (metrics_row.h). Rows die with
-// their instance.
-constexpr std::string_view kMetricsSchema = R"sql(
-CREATE TABLE metrics_10s (
-  instance TEXT NOT NULL REFERENCES instances (name) ON DELETE CASCADE,
-  bucket_ms INTEGER NOT NULL,
-  req_1xx INTEGER NOT NULL, req_2xx INTEGER NOT NULL, req_3xx INTEGER NOT NULL,
-  req_4xx INTEGER NOT NULL, req_5xx INTEGER NOT NULL,
-  act_static INTEGER NOT NULL, act_respond INTEGER NOT NULL, act_proxy INTEGER NOT NULL,
-  act_php INTEGER NOT NULL, act_app INTEGER NOT NULL, act_status INTEGER NOT NULL,
-  act_other INTEGER NOT NULL,
-  bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL,
-  conn_accepted INTEGER NOT NULL, conn_closed INTEGER NOT NULL, conn_active INTEGER NOT NULL,
-  tls_handshakes INTEGER NOT NULL,
-  file_cache_hits INTEGER NOT NULL, file_cache_misses INTEGER NOT NULL,
-  upstream_connects INTEGER NOT NULL, upstream_reuses INTEGER NOT NULL,
-  upstream_errors INTEGER NOT NULL,
-  php_connects INTEGER NOT NULL, php_reuses INTEGER NOT NULL, php_errors INTEGER NOT NULL,
-  php_waits INTEGER NOT NULL, php_wait_us INTEGER NOT NULL,
-  cpu_us INTEGER NOT NULL, rss_bytes INTEGER NOT NULL,
-  latency_sum_us INTEGER NOT NULL,
-  latency BLOB NOT NULL,
-  PRIMARY KEY (instance, bucket_ms)
-) STRICT, WITHOUT ROWID;
-CREATE INDEX metrics_10s_by_bucket ON metrics_10s (bucket_ms);
-
-CREATE TABLE metrics_1m (
-  instance TEXT NOT NULL REFERENCES instances (name) ON DELETE CASCADE,
-  bucket_ms INTEGER NOT NULL,
-  req_1xx INTEGER NOT NULL, req_2xx INTEGER NOT NULL, req_3xx INTEGER NOT NULL,
-  req_4xx INTEGER NOT NULL, req_5xx INTEGER NOT NULL,
-  act_static INTEGER NOT NULL, act_respond INTEGER NOT NULL, act_proxy INTEGER NOT NULL,
-  act_php INTEGER NOT NULL, act_app INTEGER NOT NULL, act_status INTEGER NOT NULL,
-  act_other INTEGER NOT NULL,
-  bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL,
-  conn_accepted INTEGER NOT NULL, conn_closed INTEGER NOT NULL, conn_active INTEGER NOT NULL,
-  tls_handshakes INTEGER NOT NULL,
-  file_cache_hits INTEGER NOT NULL, file_cache_misses INTEGER NOT NULL,
-  upstream_connects INTEGER NOT NULL, upstream_reuses INTEGER NOT NULL,
-  upstream_errors INTEGER NOT NULL,
-  php_connects INTEGER NOT NULL, php_reuses INTEGER NOT NULL, php_errors INTEGER NOT NULL,
-  php_waits INTEGER NOT NULL, php_wait_us INTEGER NOT NULL,
-  cpu_us INTEGER NOT NULL, rss_bytes INTEGER NOT NULL,
-  latency_sum_us INTEGER NOT NULL,
-  latency BLOB NOT NULL,
-  PRIMARY KEY (instance, bucket_ms)
-) STRICT, WITHOUT ROWID;
-CREATE INDEX metrics_1m_by_bucket ON metrics_1m (bucket_ms);
-)sql";
+// their instance. The columns are those of the field list (common/metrics/metrics_fields.h)
+// made by this version, so this text is what it always was.
+const std::string& metricsSchema() {
+  static const std::string sql =
+      metricsTableSql("metrics_10s", 2) + metricsTableSql("metrics_1m", 2);
+  return sql;
+}
 
 // Migration 3: the worker processes the controller started, so a controller that
 // comes back after a crash finds the workers still serving and re-attaches to them. One row
@@ -162,16 +126,41 @@ CREATE UNIQUE INDEX php_pools_binding ON php_pools (instance, assigned_as)
   WHERE instance IS NOT NULL;
 )sql";
 
-constexpr Migration kMigrations[] = {
-    {1, "instances, cpu_assignments, php_pools, events", kInitialSchema},
-    {2, "metrics_10s and metrics_1m rollups", kMetricsSchema},
-    {3, "workers: live worker processes, for re-attaching", kWorkersSchema},
-    {4, "php_pools.assigned_as: the name an instance's php routes use", kPoolBindingSchema},
-};
+// Migration 5: what each instance's workers were told, so a controller that re-attaches
+// takes the config from here and never from a worker. `launches` holds the last config,
+// path and pools sent (at start or by a reload taken by a worker); a worker row holds the
+// digest of everything it was told (WorkerSettings, launch_digest.h). A worker that reports
+// anything else is stopped and replaced from this table. Rows of workers started before
+// this migration have no digest ('') and so are replaced on the next re-attach.
+constexpr std::string_view kLaunchesSchema = R"sql(
+CREATE TABLE launches (
+  instance TEXT PRIMARY KEY NOT NULL REFERENCES instances (name) ON DELETE CASCADE,
+  config TEXT NOT NULL,
+  config_path TEXT NOT NULL,
+  php_pools TEXT NOT NULL,
+  updated_ms INTEGER NOT NULL
+) STRICT;
+ALTER TABLE workers ADD COLUMN launch_digest TEXT NOT NULL DEFAULT '';
+)sql";
+
+// Migration 6: an instance runs as a system user of its own unless told otherwise, made by
+// the controller (and removed with the instance). Instances added before keep their user.
+constexpr std::string_view kInstanceUserSchema = R"sql(
+ALTER TABLE instances ADD COLUMN user_created INTEGER NOT NULL DEFAULT 0
+  CHECK (user_created IN (0, 1));
+)sql";
 
 }  // namespace
 
 std::span<const Migration> allMigrations() {
+  static const Migration kMigrations[] = {
+      {1, "instances, cpu_assignments, php_pools, events", kInitialSchema},
+      {2, "metrics_10s and metrics_1m rollups", metricsSchema()},
+      {3, "workers: live worker processes, for re-attaching", kWorkersSchema},
+      {4, "php_pools.assigned_as: the name an instance's php routes use", kPoolBindingSchema},
+      {5, "launches and workers.launch_digest: what the workers were told", kLaunchesSchema},
+      {6, "instances.user_created: a system user of its own", kInstanceUserSchema},
+  };
   return kMigrations;
 }
 

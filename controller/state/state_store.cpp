@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::string_view kInstanceColumns =
     "name, mode, cpus, shared_cpus, user, config, config_path, desired_state, status, "
-    "status_reason, created_ms, updated_ms";
+    "status_reason, created_ms, updated_ms, user_created";
 
 Status corrupt(const std::string& what) {
   return Status(StatusCode::kIoError, "state DB holds an impossible value: " + what);
@@ -42,6 +42,7 @@ Result<InstanceRecord> readInstanceRow(const Statement& stmt) {
   r.status_reason = stmt.columnText(9);
   r.created_ms = stmt.columnInt(10);
   r.updated_ms = stmt.columnInt(11);
+  r.user_created = stmt.columnInt(12) != 0;
   return r;
 }
 
@@ -151,6 +152,7 @@ Result<InstanceRecord> StateStore::addInstance(const NewInstance& spec) {
   record.cpus = spec.cpus;
   record.shared_cpus = spec.shared_cpus;
   record.user = spec.user;
+  record.user_created = spec.user_created;
   record.config = spec.config;
   record.config_path = spec.config_path;
   record.desired = spec.desired;
@@ -160,12 +162,13 @@ Result<InstanceRecord> StateStore::addInstance(const NewInstance& spec) {
 
   Result<Statement> insert =
       db_.prepare("INSERT INTO instances (" + std::string(kInstanceColumns) +
-                  ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+                  ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   if (!insert.ok()) return insert.status();
-  SCALWS_RETURN_IF_ERROR(insert->bindAll(
-      record.name, workerModeName(record.mode), int64_t{record.cpus}, int64_t{record.shared_cpus},
-      record.user, record.config, record.config_path, desiredStateName(record.desired),
-      record.status, record.status_reason, record.created_ms, record.updated_ms));
+  SCALWS_RETURN_IF_ERROR(
+      insert->bindAll(record.name, workerModeName(record.mode), int64_t{record.cpus},
+                      int64_t{record.shared_cpus}, record.user, record.config, record.config_path,
+                      desiredStateName(record.desired), record.status, record.status_reason,
+                      record.created_ms, record.updated_ms, int64_t{record.user_created}));
   SCALWS_RETURN_IF_ERROR(insert->run());
 
   Result<Statement> assign =

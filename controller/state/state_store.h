@@ -117,6 +117,13 @@ class StateStore {
   common::Status forgetWorker(int64_t pid);  // ok when there is no such row
   // Ordered by instance, slot, pid; instance = nullopt: every worker.
   common::Result<std::vector<WorkerRecord>> listWorkers(const std::optional<std::string>& instance);
+  // A reload the worker took: what it was told changed. Ok when there is no such row.
+  common::Status setWorkerDigest(int64_t pid, const std::string& launch_digest);
+  // What the instance's workers are told from now on (start, reload); kNotFound when the
+  // instance is gone.
+  common::Status saveLaunch(const std::string& instance, const LaunchRecord& launch);
+  // nullopt when its workers were never told anything by a controller that kept it.
+  common::Result<std::optional<LaunchRecord>> getLaunch(const std::string& instance);
 
   // --- metrics rollups ---
   // Writes rows (replacing a row already stored for the same instance and bucket, so a

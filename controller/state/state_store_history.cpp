@@ -1,4 +1,6 @@
 // StateStore: what happened and how it went — events, metrics rollups, pruning.
+#include <algorithm>
+
 #include "controller/state/state_store.h"
 
 namespace scalws::controller::state {
@@ -80,12 +82,11 @@ Result<int64_t> StateStore::insertMetrics(MetricsResolution resolution,
   for (const MetricsRow& row : rows) {
     SCALWS_RETURN_IF_ERROR(stmt->bind(1, row.instance));
     SCALWS_RETURN_IF_ERROR(stmt->bind(2, row.bucket_ms));
-    MetricsRow& src = const_cast<MetricsRow&>(row);  // read only, see metricsColumns()
     int index = 3;
     for (const MetricsColumn& column : metricsColumns()) {
-      SCALWS_RETURN_IF_ERROR(stmt->bind(index++, static_cast<int64_t>(column.field(src))));
+      SCALWS_RETURN_IF_ERROR(stmt->bind(index++, static_cast<int64_t>(column.of(row.figures))));
     }
-    SCALWS_RETURN_IF_ERROR(stmt->bindBlob(index, encodeHistogram(row.latency_buckets)));
+    SCALWS_RETURN_IF_ERROR(stmt->bindBlob(index, encodeHistogram(row.figures.latency)));
     SCALWS_RETURN_IF_ERROR(stmt->run());
     written += db_.changes();
     SCALWS_RETURN_IF_ERROR(stmt->reset());
@@ -116,7 +117,7 @@ Result<std::vector<MetricsRow>> StateStore::listMetrics(const std::string& insta
     m.bucket_ms = stmt->columnInt(1);
     int col = 2;
     for (const MetricsColumn& column : metricsColumns()) {
-      column.field(m) = static_cast<uint64_t>(stmt->columnInt(col++));
+      column.of(m.figures) = static_cast<uint64_t>(stmt->columnInt(col++));
     }
     Result<std::vector<uint64_t>> latency = decodeHistogram(stmt->columnBlob(blob_col));
     if (!latency.ok()) {
@@ -124,7 +125,10 @@ Result<std::vector<MetricsRow>> StateStore::listMetrics(const std::string& insta
                                               m.instance + "@" + std::to_string(m.bucket_ms) +
                                               ": " + latency.status().message());
     }
-    m.latency_buckets = std::move(*latency);
+    // Buckets past the snapshot's layout (a wider layout once) count in its last bucket.
+    for (size_t i = 0; i < latency->size(); ++i) {
+      m.figures.latency[std::min(i, common::metrics::kLatencyBuckets - 1)] += (*latency)[i];
+    }
     out.push_back(std::move(m));
   }
 }

@@ -3,10 +3,13 @@ dir and socket, the real scalwsctl, instance configs on free ports, a load gener
 the after-test checks (the workers left are the ones expected, no fd leaked in the
 controller, no alert or sanitizer line in the logs).
 
-Workers run as `nobody` (the default instance user), so the tests run as root, as CI does.
+Each instance runs as a system user of its own (scalws-NAME, made by the controller), so
+the tests run as root, as CI does; the users a test's controllers made and left are
+removed after the test (conftest.py), whatever it did to its controllers.
 """
 import json
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -20,6 +23,9 @@ from harness import BAD_LOG, BIN_DIR, fd_count, free_port, wait_for_port
 
 CONTROLLER = os.path.join(BIN_DIR, "scalws-controller")
 SCALWSCTL = os.path.join(BIN_DIR, "scalwsctl")
+# A stand-in scalwsd that speaks the worker's protocol and serves nothing; SCALWS_STAND_IN
+# in its environment makes it misbehave (tests/tools/stand_in_worker.cpp).
+STAND_IN = os.path.join(BIN_DIR, "stand-in", "scalwsd")
 
 
 def site_config(port, body="hello\n", extra_ports=()):
@@ -32,6 +38,16 @@ def site_config(port, body="hello\n", extra_ports=()):
 
 def unique_name(prefix="t"):
     return "%s%s" % (prefix, uuid.uuid4().hex[:8])
+
+
+def instance_user(name):
+    """The system user the controller makes for instance `name` (short names only)."""
+    return "scalws-" + name
+
+
+def instance_users():
+    """The users the controller made for instances, as the host has them now."""
+    return {p.pw_name for p in pwd.getpwall() if p.pw_name.startswith("scalws-")}
 
 
 def proc_state(pid):
@@ -116,12 +132,13 @@ class Controller:
     instances), checks that it exited 0, that no worker of the instances it ran is left,
     and that the log holds no alert or sanitizer line."""
 
-    def __init__(self, directory=None, extra_args=()):
+    def __init__(self, directory=None, extra_args=(), env=None):
         self.dir = directory or tempfile.mkdtemp(prefix="scalws-ctl-it-")
         self.state_dir = os.path.join(self.dir, "state")
         self.socket = os.path.join(self.dir, "control.sock")
         self.log_path = os.path.join(self.dir, "controller.log")
         self.extra_args = list(extra_args)
+        self.env = env  # extra environment variables (the workers inherit them)
         self.proc = None
         self.instances = set()  # names this test added, for the process-tree check
         self.log = None
@@ -132,7 +149,7 @@ class Controller:
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [CONTROLLER, "--state-dir", self.state_dir, "--socket", self.socket] + self.extra_args,
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, **(self.env or {})))
         if expect_ready:
             wait_until(lambda: self.proc.poll() is not None or
                        self.ctl("status", check=False).returncode == 0,

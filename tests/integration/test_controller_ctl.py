@@ -159,3 +159,23 @@ def test_twenty_parallel_adds_give_a_consistent_db():
                   check=False)
         assert p.returncode == 1 and "CPU" in p.stderr
         c.assert_no_fd_leak()
+
+
+def test_instances_run_as_root_only_under_a_controller_started_to_allow_it():
+    """`instance add --user root` over the socket let any member of group scalws serve
+    /etc/shadow. Refused now, unless the controller was started with
+    --allow-root-instances."""
+    name = unique_name("root")
+    port = free_port()
+    with Controller() as c:
+        path = os.path.join(c.dir, name + ".toml")
+        with open(path, "w") as f:
+            f.write(site_config(port))
+        before = file_digest(c.db_files())
+        p = c.ctl("instance", "add", name, "--config", path, "--user", "root", check=False)
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        assert "--allow-root-instances" in p.stderr, p.stderr
+        assert file_digest(c.db_files()) == before
+    with Controller(extra_args=["--allow-root-instances"]) as c:
+        added = c.add(name, site_config(port), "--user", "root")
+        assert c.show(name)["user"] == "root", added.stdout

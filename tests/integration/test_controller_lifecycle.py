@@ -1,11 +1,12 @@
 """The controller runs instances: add, start, serve, stop, remove, in both modes, with the
 process tree, CPU pinning and user checked, and no fd leaked in the controller."""
 import os
+import pwd
 import signal
 import subprocess
 
-from controller_harness import (CONTROLLER, Controller, alive, http_get, proc_status,
-                                site_config, unique_name, wait_until, workers_of)
+from controller_harness import (CONTROLLER, Controller, alive, http_get, instance_user,
+                                proc_status, site_config, unique_name, wait_until, workers_of)
 from harness import curl, free_port
 
 
@@ -27,7 +28,8 @@ def test_multi_instance_add_start_serve_stop_remove():
         assert body == b"multi says hi\n"
         assert http_get(port, "/health") == (200, b"ok\n")
 
-        # multi: one process per assigned CPU, each pinned to its own, all as nobody.
+        # multi: one process per assigned CPU, each pinned to its own, all as the
+        # instance's own user.
         show = c.show(name)
         assert show["status"] == "running" and show["desired"] == "running"
         assert show["assigned_cpus"] == "0-1"
@@ -38,7 +40,7 @@ def test_multi_instance_add_start_serve_stop_remove():
         assert cpus == ["0", "1"]
         for pid in pids:
             status = proc_status(pid)
-            assert status["Uid"].split()[0] == "65534", status["Uid"]
+            assert status["Uid"].split()[0] == str(pwd.getpwnam(instance_user(name)).pw_uid)
             assert status["NoNewPrivs"] == "1"
             assert status["Seccomp"] == "2"
             assert threads_of(pid) == 1
@@ -77,7 +79,7 @@ def test_single_instance_runs_one_process_with_a_loop_per_cpu():
         pid = pids[0]
         assert proc_status(pid)["Cpus_allowed_list"] == "0-1"
         assert threads_of(pid) == 2  # one loop per CPU
-        assert proc_status(pid)["Uid"].split()[0] == "65534"
+        assert proc_status(pid)["Uid"].split()[0] == str(pwd.getpwnam(instance_user(name)).pw_uid)
         for _ in range(20):
             assert http_get(port) == (200, b"single\n")
         c.assert_no_fd_leak(extra=2 + 2)  # channel, pidfd, a listener per loop

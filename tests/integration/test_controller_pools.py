@@ -10,15 +10,16 @@ import pwd
 import shutil
 import signal
 import stat
+import subprocess
 import tempfile
 
-from controller_harness import (Controller, Load, alive, file_digest, http_get, unique_name,
-                                wait_until, workers_of)
+from controller_harness import (Controller, Load, alive, file_digest, http_get, instance_user,
+                                unique_name, wait_until, workers_of)
 from harness import free_port
 from php_fpm import PhpFpm
 
 WHO = "<?php echo posix_geteuid(), ' ', $_SERVER['SCRIPT_NAME'];"
-POOL_USER = "www-data"  # the managed pool's PHP user; the instances run as nobody
+POOL_USER = "www-data"  # the managed pool's PHP user; each instance runs as its own
 
 
 def uid_of(user):
@@ -131,10 +132,10 @@ def test_a_managed_pool_runs_php_as_its_user_and_comes_back_after_sigkill():
 
             c.add(site, php_site(port, fpm.www))
             c.ctl("pool", "assign", "shop", site, "--as", "main")
-            # The socket now lets the instance's user (nobody) in by group.
-            nobody_gid = pwd.getpwnam("nobody").pw_gid
-            assert os.stat(sock).st_gid == nobody_gid
-            assert 'listen.group = "%s"' % grp.getgrgid(nobody_gid).gr_name in open(
+            # The socket now lets the instance's own user in by its group, and no one else.
+            site_gid = pwd.getpwnam(instance_user(site)).pw_gid
+            assert os.stat(sock).st_gid == site_gid
+            assert 'listen.group = "%s"' % grp.getgrgid(site_gid).gr_name in open(
                 shown["process"]["config_path"]).read()
             c.ctl("instance", "start", site)
             assert http_get(port, "/who.php") == (200, b"%d /who.php" % uid_of(POOL_USER))
@@ -180,8 +181,8 @@ def test_a_pool_reassigned_under_load_loses_no_request():
             c.ctl("pool", "add", "ext", "--address", fpm.address, "--max-conns", "4")
             add_managed(c, "shop", processes=4)
             shop_sock = os.path.join(pool_dir.path, "shop.sock")
-            nobody_gid = pwd.getpwnam("nobody").pw_gid
             c.add(site, php_site(port, fpm.www), "--cpus", "2", "--shared-cpus")
+            site_gid = pwd.getpwnam(instance_user(site)).pw_gid
             c.ctl("pool", "assign", "ext", site, "--as", "main")
             c.ctl("instance", "start", site)
             pids = workers_of(site)
@@ -194,7 +195,7 @@ def test_a_pool_reassigned_under_load_loses_no_request():
                     if pool == "ext":
                         # Replaced but still in use until the reload: its socket stays
                         # reachable and it cannot be removed.
-                        assert os.stat(shop_sock).st_gid == nobody_gid
+                        assert os.stat(shop_sock).st_gid == site_gid
                         p = c.ctl("pool", "remove", "shop", check=False)
                         assert p.returncode == 1 and "still used by the running workers" in p.stderr
                     c.ctl("instance", "reload", site)
@@ -310,8 +311,9 @@ POOL_USAGE_ERRORS = [
 def test_pool_usage_errors_exit_2_and_refusals_exit_1_changing_nothing():
     pool_dir = PoolDir()
     site = unique_name("ref")
+    broken = os.path.join(pool_dir.base, "fake-php-fpm")  # allowed, but it cannot start
     try:
-        with Controller(extra_args=pool_dir.args()) as c:
+        with Controller(extra_args=pool_dir.args() + ["--allow-php-fpm", broken]) as c:
             c.add(site, php_site(free_port(), "/tmp"))
             c.ctl("pool", "add", "taken", "--address", "unix:/run/x.sock")
             before = file_digest(c.db_files())
@@ -327,7 +329,7 @@ def test_pool_usage_errors_exit_2_and_refusals_exit_1_changing_nothing():
                 (["pool", "add", "m", "--managed", "--user", "no-such-user-x", "--processes", "2"],
                  "no user"),
                 (["pool", "add", "m", "--managed", "--user", "nobody", "--processes", "2",
-                  "--php-fpm", "/no/such/php-fpm"], "not an executable"),
+                  "--php-fpm", "/no/such/php-fpm"], "not among the binaries"),
                 (["pool", "show", "nope"], "no PHP pool"),
                 (["pool", "remove", "nope"], "no PHP pool"),
                 (["pool", "assign", "nope", site], "no PHP pool"),
@@ -342,7 +344,6 @@ def test_pool_usage_errors_exit_2_and_refusals_exit_1_changing_nothing():
             assert file_digest(c.db_files()) == before
             assert not os.path.exists(os.path.join(pool_dir.path, "m.sock"))
             # A managed pool whose php-fpm cannot start is never stored.
-            broken = os.path.join(pool_dir.base, "fake-php-fpm")
             with open(broken, "w") as f:
                 f.write("#!/bin/sh\necho 'ERROR: FPM initialization failed' >&2\nexit 78\n")
             os.chmod(broken, 0o755)
@@ -394,3 +395,89 @@ def test_php_fpm_outlives_a_controller_that_leaves_and_the_next_one_adopts_it():
         fpm.stop()
         pool_dir.remove()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def can_connect_as(user, path):
+    """Whether a process with `user`'s uid and primary group (and no other group), as that
+    user's worker runs, may connect to the unix socket at `path`."""
+    account = pwd.getpwnam(user)
+    code = ("import socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            "try:\n    s.connect(sys.argv[1])\nexcept PermissionError:\n    sys.exit(13)\n")
+    p = subprocess.run(["setpriv", "--reuid=%d" % account.pw_uid, "--regid=%d" % account.pw_gid,
+                        "--clear-groups", "/usr/bin/python3", "-c", code, path],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert p.returncode in (0, 13), p.stdout
+    return p.returncode == 0
+
+
+def test_each_instance_runs_as_its_own_user_and_cannot_reach_anothers_managed_pool():
+    """Every tenant's worker used to run as nobody and every managed pool socket was the
+    group nogroup's: any tenant could connect to any other tenant's pool and run PHP as it.
+    Now each instance has a user and a group of its own, and its pool's socket lets in that
+    group only."""
+    pools = PoolDir()
+    root = tempfile.mkdtemp(prefix="scalws-iso-")
+    os.chmod(root, 0o755)
+    with open(os.path.join(root, "who.php"), "w") as f:
+        f.write(WHO)
+    names = [unique_name("iso"), unique_name("iso")]
+    ports = [free_port(), free_port()]
+    try:
+        with Controller(extra_args=pools.args()) as c:
+            for name, port in zip(names, ports):
+                c.add(name, php_site(port, root))
+                add_managed(c, name + "p", processes=1)
+                c.ctl("pool", "assign", name + "p", name, "--as", "main")
+                c.ctl("instance", "start", name)
+                assert http_get(port, "/who.php") == (200, b"%d /who.php" % uid_of(POOL_USER))
+            users = [c.show(n)["user"] for n in names]
+            assert users == ["scalws-" + n for n in names]
+            for name, user in zip(names, users):
+                (pid,) = workers_of(name)
+                with open("/proc/%d/status" % pid) as f:
+                    ids = dict(l.split(":", 1) for l in f.read().splitlines())
+                assert ids["Uid"].split()[0] == str(uid_of(user)), ids["Uid"]
+                assert ids["Gid"].split()[0] == str(pwd.getpwnam(user).pw_gid), ids["Gid"]
+            socks = [c.ctl_json("pool", "show", n + "p")["address"][len("unix:"):] for n in names]
+            for i in (0, 1):
+                assert can_connect_as(users[i], socks[i])
+                assert not can_connect_as(users[i], socks[1 - i]), (users[i], socks[1 - i])
+            # A second instance as the same user: refused unless asked for.
+            p = c.ctl("instance", "add", unique_name("iso"), "--config",
+                      os.path.join(c.dir, names[0] + ".toml"), "--user", users[0], check=False)
+            assert p.returncode == 1 and "--share-user" in p.stderr, p.stderr
+            # Removing an instance removes the user made for it.
+            c.ctl("instance", "remove", names[1])
+            c.instances.discard(names[1])
+            c.ctl("pool", "remove", names[1] + "p")
+            try:
+                pwd.getpwnam(users[1])
+                assert False, "user %s left behind" % users[1]
+            except KeyError:
+                pass
+    finally:
+        pools.remove()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_only_the_php_fpm_binaries_the_controller_was_started_with_ever_run():
+    """`pool add --managed --php-fpm ANY` ran ANY as root for any member of group scalws.
+    Now only the controller's --php-fpm and its --allow-php-fpm binaries run."""
+    pool_dir = PoolDir()
+    marker = os.path.join(pool_dir.base, "ran-as-root")
+    evil = os.path.join(pool_dir.base, "evil")
+    with open(evil, "w") as f:
+        f.write("#!/bin/sh\nid -u > %s\nexit 1\n" % marker)
+    os.chmod(evil, 0o755)
+    try:
+        with Controller(extra_args=pool_dir.args()) as c:
+            before = file_digest(c.db_files())
+            p = c.ctl("pool", "add", "m", "--managed", "--user", POOL_USER, "--processes", "1",
+                      "--php-fpm", evil, check=False)
+            assert p.returncode == 1, (p.returncode, p.stderr)
+            assert "not among the binaries" in p.stderr and "--allow-php-fpm" in p.stderr
+            assert not os.path.exists(marker), "the binary ran"
+            assert file_digest(c.db_files()) == before
+    finally:
+        pool_dir.remove()

@@ -4,8 +4,8 @@ import os
 import signal
 import time
 
-from controller_harness import (Controller, Load, alive, http_get, site_config, unique_name,
-                                wait_until, workers_of)
+from controller_harness import (STAND_IN, Controller, Load, alive, http_get, site_config,
+                                unique_name, wait_until, workers_of)
 from harness import fd_count, free_port
 
 
@@ -123,3 +123,36 @@ def test_a_stale_worker_row_is_forgotten_and_the_instance_started_afresh():
                    what="a fresh start")
         assert pid not in second.ready_pids(name)
         assert http_get(port) == (200, b"hello\n")
+
+
+def test_a_worker_that_reports_another_config_on_reattach_is_replaced_from_the_state_db():
+    """A hostile worker answers the re-attaching controller with a config whose static root
+    is / (and a pool of its choosing). The controller takes config and pools from its DB
+    only: the liar is killed, and the worker that replaces it serves the stored config."""
+    port = free_port()
+    name = unique_name("liar")
+    first = Controller(extra_args=["--scalwsd", STAND_IN], env={"SCALWS_STAND_IN": "lie-on-attach"})
+    first.start()
+    try:
+        first.add(name, site_config(port, "the stored config\n"))
+        first.ctl("instance", "start", name)
+        liars = workers_of(name)
+        assert len(liars) == 1
+        first.kill9()
+        with Controller(first.dir) as second:  # the real scalwsd from now on
+            second.instances.add(name)
+            wait_until(lambda: not alive(liars[0]), 10, what="the lying worker to be killed")
+            wait_until(lambda: second.ready_pids(name) and second.ready_pids(name) != liars, 10,
+                       what="a worker started from the state DB")
+            show = second.show(name)
+            assert show["config"]["listen"] == ["127.0.0.1:%d" % port], show["config"]
+            assert [p["name"] for p in show["php_pools"]] == []
+            assert not any(p["attached"] for p in show["processes"]), show["processes"]
+            assert any(e["kind"] == "worker.refused" for e in show["events"]), show["events"]
+            assert http_get(port, "/") == (200, b"the stored config\n")
+            assert http_get(port, "/etc/passwd")[1] == b"the stored config\n"
+    finally:
+        if first.proc.poll() is None:
+            first.kill9()
+        for pid in workers_of(name):
+            os.kill(pid, signal.SIGKILL)

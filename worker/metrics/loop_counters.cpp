@@ -6,32 +6,18 @@ using common::metrics::MetricsSnapshot;
 
 namespace {
 
-// Scalar counters in the snapshot's order, so addTo and reset stay in one table.
-struct Pair {
-  RelaxedCounter LoopCounters::*counter;
-  uint64_t MetricsSnapshot::*field;
-};
-constexpr Pair kPairs[] = {
-    {&LoopCounters::bytes_in, &MetricsSnapshot::bytes_in},
-    {&LoopCounters::bytes_out, &MetricsSnapshot::bytes_out},
-    {&LoopCounters::conn_accepted, &MetricsSnapshot::conn_accepted},
-    {&LoopCounters::conn_closed, &MetricsSnapshot::conn_closed},
-    {&LoopCounters::conn_active, &MetricsSnapshot::conn_active},
-    {&LoopCounters::tls_handshakes, &MetricsSnapshot::tls_handshakes},
-    {&LoopCounters::file_cache_hits, &MetricsSnapshot::file_cache_hits},
-    {&LoopCounters::file_cache_misses, &MetricsSnapshot::file_cache_misses},
-    {&LoopCounters::upstream_connects, &MetricsSnapshot::upstream_connects},
-    {&LoopCounters::upstream_reuses, &MetricsSnapshot::upstream_reuses},
-    {&LoopCounters::upstream_errors, &MetricsSnapshot::upstream_errors},
-    {&LoopCounters::php_connects, &MetricsSnapshot::php_connects},
-    {&LoopCounters::php_reuses, &MetricsSnapshot::php_reuses},
-    {&LoopCounters::php_errors, &MetricsSnapshot::php_errors},
-    {&LoopCounters::php_waits, &MetricsSnapshot::php_waits},
-    {&LoopCounters::php_wait_us, &MetricsSnapshot::php_wait_us},
-    {&LoopCounters::cpu_us, &MetricsSnapshot::cpu_us},
-    {&LoopCounters::rss_bytes, &MetricsSnapshot::rss_bytes},
-    {&LoopCounters::latency_sum_us, &MetricsSnapshot::latency_sum_us},
-};
+// Calls f(counter, value) for each counter of `c` beside the same figure of `s`.
+template <typename Counters, typename Snapshot, typename F>
+void forEachPair(Counters& c, Snapshot& s, F f) {
+#define SCALWS_PAIR_LABELLED(member, ...) \
+  for (size_t i = 0; i < c.member.size(); ++i) f(c.member[i], s.member[i]);
+  SCALWS_METRICS_LABELLED(SCALWS_PAIR_LABELLED)
+#undef SCALWS_PAIR_LABELLED
+#define SCALWS_PAIR_SCALAR(member, ...) f(c.member, s.member);
+  SCALWS_METRICS_SCALARS(SCALWS_PAIR_SCALAR)
+#undef SCALWS_PAIR_SCALAR
+  for (size_t i = 0; i < c.latency.size(); ++i) f(c.latency[i], s.latency[i]);
+}
 
 }  // namespace
 
@@ -49,21 +35,16 @@ void LoopCounters::countRequest(uint16_t status, common::metrics::Action action,
 }
 
 void LoopCounters::addTo(MetricsSnapshot& out) const {
-  for (size_t i = 0; i < requests_by_class.size(); ++i) {
-    out.requests_by_class[i] += requests_by_class[i].value();
-  }
-  for (size_t i = 0; i < requests_by_action.size(); ++i) {
-    out.requests_by_action[i] += requests_by_action[i].value();
-  }
-  for (const Pair& p : kPairs) out.*p.field += (this->*p.counter).value();
-  for (size_t i = 0; i < latency.size(); ++i) out.latency[i] += latency[i].value();
+  forEachPair(*this, out, [](const RelaxedCounter& c, uint64_t& v) { v += c.value(); });
+}
+
+void LoopCounters::add(const MetricsSnapshot& s) noexcept {
+  forEachPair(*this, s, [](RelaxedCounter& c, uint64_t v) { c.add(v); });
 }
 
 void LoopCounters::reset() noexcept {
-  for (auto& c : requests_by_class) c.set(0);
-  for (auto& c : requests_by_action) c.set(0);
-  for (const Pair& p : kPairs) (this->*p.counter).set(0);
-  for (auto& c : latency) c.set(0);
+  MetricsSnapshot none;
+  forEachPair(*this, none, [](RelaxedCounter& c, uint64_t) { c.set(0); });
 }
 
 }  // namespace scalws::worker

@@ -12,35 +12,25 @@ namespace scalws::worker {
 
 using common::metrics::RelaxedCounter;
 
+// One RelaxedCounter per figure of metrics_fields.h, members named as in MetricsSnapshot.
+// The process gauges (cpu_us, rss_bytes) are refreshed about once a second by one loop of
+// the process.
 struct LoopCounters {
-  std::array<RelaxedCounter, 5> requests_by_class;
-  std::array<RelaxedCounter, common::metrics::kActionCount> requests_by_action;
-  RelaxedCounter bytes_in;
-  RelaxedCounter bytes_out;
-  RelaxedCounter conn_accepted;
-  RelaxedCounter conn_closed;
-  RelaxedCounter conn_active;
-  RelaxedCounter tls_handshakes;
-  RelaxedCounter file_cache_hits;
-  RelaxedCounter file_cache_misses;
-  RelaxedCounter upstream_connects;
-  RelaxedCounter upstream_reuses;
-  RelaxedCounter upstream_errors;
-  RelaxedCounter php_connects;
-  RelaxedCounter php_reuses;
-  RelaxedCounter php_errors;
-  RelaxedCounter php_waits;
-  RelaxedCounter php_wait_us;
-  // Process gauges, refreshed about once a second by one loop of the process.
-  RelaxedCounter cpu_us;
-  RelaxedCounter rss_bytes;
-  RelaxedCounter latency_sum_us;
+#define SCALWS_LABELLED_COUNTERS(member, labels, ...) \
+  std::array<RelaxedCounter, std::size(common::metrics::labels)> member;
+  SCALWS_METRICS_LABELLED(SCALWS_LABELLED_COUNTERS)
+#undef SCALWS_LABELLED_COUNTERS
+#define SCALWS_SCALAR_COUNTER(member, ...) RelaxedCounter member;
+  SCALWS_METRICS_SCALARS(SCALWS_SCALAR_COUNTER)
+#undef SCALWS_SCALAR_COUNTER
   std::array<RelaxedCounter, common::metrics::kLatencyBuckets> latency;
 
   // One answered request: its status, the action that answered and its duration.
   void countRequest(uint16_t status, common::metrics::Action action, uint64_t us) noexcept;
   // Adds this block's values into `out`.
   void addTo(common::metrics::MetricsSnapshot& out) const;
+  // Adds `s` into this block (the retired total of a standalone site).
+  void add(const common::metrics::MetricsSnapshot& s) noexcept;
   void reset() noexcept;
 };
 

@@ -53,32 +53,12 @@ LoopCounters* MetricsArea::slot(size_t i) {
 
 void MetricsArea::retire(size_t i) {
   if (i >= slots_) return;
-  MetricsSnapshot s;
-  layout_->slot[i].addTo(s);
-  LoopCounters& r = layout_->retired;
-  for (size_t c = 0; c < 5; ++c) r.requests_by_class[c].add(s.requests_by_class[c]);
-  for (size_t a = 0; a < common::metrics::kActionCount; ++a) {
-    r.requests_by_action[a].add(s.requests_by_action[a]);
-  }
-  r.bytes_in.add(s.bytes_in);
-  r.bytes_out.add(s.bytes_out);
-  r.conn_accepted.add(s.conn_accepted);
-  // The dead process's connections are gone: count them closed, not active.
-  r.conn_closed.add(s.conn_closed + s.conn_active);
-  r.tls_handshakes.add(s.tls_handshakes);
-  r.file_cache_hits.add(s.file_cache_hits);
-  r.file_cache_misses.add(s.file_cache_misses);
-  r.upstream_connects.add(s.upstream_connects);
-  r.upstream_reuses.add(s.upstream_reuses);
-  r.upstream_errors.add(s.upstream_errors);
-  r.php_connects.add(s.php_connects);
-  r.php_reuses.add(s.php_reuses);
-  r.php_errors.add(s.php_errors);
-  r.php_waits.add(s.php_waits);
-  r.php_wait_us.add(s.php_wait_us);
-  r.cpu_us.add(s.cpu_us);  // CPU spent stays spent; RSS of a dead process is not kept
-  r.latency_sum_us.add(s.latency_sum_us);
-  for (size_t b = 0; b < common::metrics::kLatencyBuckets; ++b) r.latency[b].add(s.latency[b]);
+  MetricsSnapshot last;
+  layout_->slot[i].addTo(last);
+  // Its counters stay counted, its connections count as closed; its RSS is gone with it.
+  MetricsSnapshot folded;
+  common::metrics::foldEnded(folded, last);
+  layout_->retired.add(folded);
   layout_->slot[i].reset();
 }
 

@@ -26,28 +26,6 @@ using ipc::Json;
 
 namespace {
 
-constexpr uint32_t kMaxLoops = 1024;
-
-Result<uint32_t> smallUint(const Json& args, std::string_view key, uint32_t max) {
-  Result<uint64_t> value = ipc::uintField(args, key);
-  if (!value.ok()) return value.status();
-  if (*value > max) {
-    return common::invalidArgument("\"" + std::string(key) + "\" must be at most " +
-                                   std::to_string(max));
-  }
-  return static_cast<uint32_t>(*value);
-}
-
-std::string hexEncode(std::string_view bytes) {
-  std::string out;
-  char buf[3];
-  for (unsigned char c : bytes) {
-    std::snprintf(buf, sizeof(buf), "%02x", c);
-    out += buf;
-  }
-  return out;
-}
-
 // The abstract name of a bound Unix socket, hex-encoded without the leading NUL.
 std::string abstractName(int fd) {
   sockaddr_un addr{};
@@ -55,7 +33,7 @@ std::string abstractName(int fd) {
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
   size_t name_len = len > sizeof(sa_family_t) ? len - sizeof(sa_family_t) : 0;
   if (name_len < 2 || addr.sun_path[0] != '\0') return "";
-  return hexEncode(std::string_view(addr.sun_path + 1, name_len - 1));
+  return common::toHex(std::string_view(addr.sun_path + 1, name_len - 1));
 }
 
 bool isListening(int fd) {
@@ -66,74 +44,42 @@ bool isListening(int fd) {
 
 }  // namespace
 
-Result<InstanceSettings> parseInstanceSettings(const Json& args) {
-  InstanceSettings s;
-  Result<std::string> instance = ipc::stringField(args, "instance");
-  if (!instance.ok()) return instance.status();
-  s.instance = *instance;
-  Result<uint32_t> slot = smallUint(args, "slot", kMaxLoops);
-  if (!slot.ok()) return slot.status();
-  s.slot = *slot;
-  Result<std::string> mode = ipc::stringField(args, "mode");
-  if (!mode.ok()) return mode.status();
-  if (*mode == "multi") {
-    s.mode = common::config::WorkerMode::kMulti;
-  } else if (*mode == "single") {
-    s.mode = common::config::WorkerMode::kSingle;
-  } else {
-    return common::invalidArgument("\"mode\" must be \"multi\" or \"single\"");
+Result<ipc::ConfigArgs> parseInstanceSettings(const Json& args) {
+  Result<ipc::ConfigArgs> config = ipc::ConfigArgs::decode(args);
+  if (!config.ok()) return config.status();
+  if (!config->tls_ticket_secret.empty() &&
+      config->tls_ticket_secret.size() < tls::TicketKeyRing::kMinSecret) {
+    return common::invalidArgument("\"tls_ticket_secret\" must be at least " +
+                                   std::to_string(tls::TicketKeyRing::kMinSecret) +
+                                   " bytes in hex");
   }
-  Result<uint32_t> loops = smallUint(args, "loops", kMaxLoops);
-  if (!loops.ok()) return loops.status();
-  if (*loops == 0) return common::invalidArgument("\"loops\" must be at least 1");
-  if (s.mode == common::config::WorkerMode::kMulti && *loops != 1) {
-    return common::invalidArgument("a multi-mode worker runs exactly one loop");
-  }
-  s.loops = *loops;
-  Result<std::string> cpus = ipc::stringField(args, "cpus");
-  if (!cpus.ok()) return cpus.status();
-  Result<common::CpuSet> set = common::parseCpuList(*cpus);
-  if (!set.ok()) return set.status();
-  s.cpus = *set;
-  Result<std::string> user = ipc::stringField(args, "user");
-  if (!user.ok()) return user.status();
-  if (user->empty()) return common::invalidArgument("\"user\" must not be empty");
-  s.user = *user;
-  Result<uint64_t> uid = ipc::uintField(args, "controller_uid");
-  if (!uid.ok()) return uid.status();
-  s.controller_uid = static_cast<uid_t>(*uid);
-  if (args.contains("tls_ticket_secret")) {
-    Result<std::string> hex = ipc::stringField(args, "tls_ticket_secret");
-    if (!hex.ok()) return hex.status();
-    std::optional<std::string> secret = common::fromHex(*hex);
-    if (!secret || secret->size() < tls::TicketKeyRing::kMinSecret) {
-      return common::invalidArgument("\"tls_ticket_secret\" must be at least " +
-                                     std::to_string(tls::TicketKeyRing::kMinSecret) +
-                                     " bytes in hex");
-    }
-    s.tls_ticket_secret = std::move(*secret);
-  }
-  return s;
+  return config;
 }
 
 Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
-    const std::string& text, const std::string& config_path, const InstanceSettings& settings,
-    const std::vector<ipc::PhpPoolGrant>& pools) {
+    const ipc::WorkerSettings& settings) {
   common::config::LoadOptions options;
   options.allow_server_table = false;  // mode, CPUs and user are the controller's
   options.php_pools_from_controller = true;
   Result<common::config::SiteConfig> site =
-      common::config::loadSiteConfigString(text, config_path, options);
+      common::config::loadSiteConfigString(settings.config, settings.config_path, options);
   if (!site.ok()) return site.status();
-  SCALWS_RETURN_IF_ERROR(applyPhpPoolGrants(*site, pools));
+  SCALWS_RETURN_IF_ERROR(applyPhpPoolGrants(*site, settings.php_pools));
   common::config::ServerConfig server;
   server.workers = settings.loops;
   server.mode = settings.mode;
   server.cpus = settings.cpus.ids();
   server.user = settings.user;
   site->server = std::move(server);
-  return ConfigSnapshot::build(std::move(site).value(), phpPoolShares(pools));
+  return ConfigSnapshot::build(std::move(site).value(), phpPoolShares(settings.php_pools));
 }
+
+const ipc::OpHandler<InstanceSession> InstanceSession::kHandlers[] = {
+    {ipc::op::kConfig, &InstanceSession::onConfig},
+    {ipc::op::kListeners, &InstanceSession::onListeners},
+    {ipc::op::kReload, &InstanceSession::onReload},
+    {ipc::op::kStop, &InstanceSession::onStop},
+};
 
 InstanceSession::InstanceSession(uv_loop_t* loop, std::string instance, UniqueFd channel,
                                  UniqueFd attach, InstanceHost& host)
@@ -165,10 +111,8 @@ bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s) {
   constexpr size_t kMaxQueued = 8 * 1024;
   if (state_ != State::kServing && state_ != State::kStopping) return false;
   if (!channelOpen() || endpoint_->queuedBytes() > kMaxQueued) return false;
-  Json args = {{"pid", static_cast<int64_t>(::getpid())},
-               {"slot", plan_.settings.slot},
-               {"metrics", common::metrics::toJson(s)}};
-  return endpoint_->notify("metrics", std::move(args)).ok();
+  ipc::MetricsArgs args{::getpid(), plan_.settings.slot, s};
+  return endpoint_->notify(ipc::op::kMetrics, args.encode()).ok();
 }
 
 void InstanceSession::close() {
@@ -196,132 +140,90 @@ Status InstanceSession::openChannel(UniqueFd fd, bool attached) {
       ipc::Endpoint::create(loop_, std::move(fd), options);
   if (!endpoint.ok()) return endpoint.status();
   endpoint_ = std::move(endpoint).value();
-  registerHandlers();
-  return endpoint_->request("hello", helloArgs(attached), {}, [this, attached](Result<Json> reply) {
-    if (reply.ok()) {
-      if (state_ == State::kHello) state_ = State::kAwaitConfig;
-      return;
-    }
-    LOG_ERROR("controller refused hello: %s", reply.status().message().c_str());
-    if (!attached && state_ == State::kHello) {
-      host_.fail(reply.status());
-    } else if (endpoint_) {
-      endpoint_->close();  // serving on; a later controller may try again
-    }
-  });
-}
-
-void InstanceSession::registerHandlers() {
   endpoint_->onClose([this](const Status& why) { onChannelClosed(why); });
-  Status ok =
-      endpoint_->registerHandler("config", [this](const ipc::Message& m, std::vector<UniqueFd>,
-                                                  ipc::Replier r) { onConfig(m, std::move(r)); });
-  ok = endpoint_->registerHandler(
-      "listeners", [this](const ipc::Message& m, std::vector<UniqueFd> fds, ipc::Replier r) {
-        onListeners(m, std::move(fds), std::move(r));
+  SCALWS_RETURN_IF_ERROR(ipc::registerHandlers<InstanceSession>(*endpoint_, *this, kHandlers));
+  return endpoint_->request(
+      ipc::op::kHello, hello(attached).encode(), {}, [this, attached](Result<Json> reply) {
+        if (reply.ok()) {
+          if (state_ == State::kHello) state_ = State::kAwaitConfig;
+          return;
+        }
+        LOG_ERROR("controller refused hello: %s", reply.status().message().c_str());
+        if (!attached && state_ == State::kHello) {
+          host_.fail(reply.status());
+        } else if (endpoint_) {
+          endpoint_->close();  // serving on; a later controller may try again
+        }
       });
-  ok = endpoint_->registerHandler("reload", [this](const ipc::Message& m, std::vector<UniqueFd>,
-                                                   ipc::Replier r) { onReload(m, std::move(r)); });
-  ok = endpoint_->registerHandler("stop", [this](const ipc::Message&, std::vector<UniqueFd>,
-                                                 ipc::Replier r) { onStop(std::move(r)); });
-  (void)ok;  // every op above is controller -> worker in the op table
 }
 
-Json InstanceSession::helloArgs(bool attached) const {
-  Json args = {{"pid", static_cast<int64_t>(::getpid())},
-               {"instance", instance_},
-               {"attached", attached},
-               {"attach_address", attach_address_}};
-  if (!attached) return args;
-  const InstanceSettings& s = plan_.settings;
-  args["slot"] = s.slot;
-  args["state"] = state_ == State::kStopping ? "stopping" : "serving";
-  args["mode"] = s.mode == common::config::WorkerMode::kSingle ? "single" : "multi";
-  args["loops"] = s.loops;
-  args["cpus"] = s.cpus.toString();
-  args["user"] = s.user;
-  args["config"] = config_text_;
-  args["config_path"] = config_path_;
-  args["php_pools"] = ipc::phpPoolGrantsJson(php_pools_);
-  args["listeners"] = listenersJson(true);
-  return args;
-}
-
-Json InstanceSession::listenersJson(bool with_fds) const {
-  Json list = Json::array();
-  for (const InstanceListener& l : plan_.listeners) {
-    Json entry = {{"loop", l.loop}, {"address", l.address}, {"port", l.port}, {"tls", l.tls}};
-    if (with_fds) entry["fd"] = l.fd.get();
-    list.push_back(std::move(entry));
+ipc::HelloArgs InstanceSession::hello(bool attached) const {
+  ipc::HelloArgs h;
+  h.pid = ::getpid();
+  h.instance = instance_;
+  h.attach_address = attach_address_;
+  if (attached) {
+    h.attached =
+        ipc::HelloArgs::Attached{state_ == State::kStopping, plan_.settings, listenerReports()};
   }
-  return list;
+  return h;
 }
 
-void InstanceSession::onConfig(const ipc::Message& request, ipc::Replier replier) {
+std::vector<ipc::ListenerReport> InstanceSession::listenerReports() const {
+  std::vector<ipc::ListenerReport> out;
+  for (const InstanceListener& l : plan_.listeners) {
+    out.push_back(ipc::ListenerReport{l, l.fd.get()});
+  }
+  return out;
+}
+
+void InstanceSession::onConfig(ipc::Incoming& request, ipc::Replier replier) {
   if (state_ != State::kAwaitConfig) {
     return replier.fail(ipc::errc::kFailed, "config is only accepted once, after hello");
   }
-  Result<InstanceSettings> settings = parseInstanceSettings(request.args);
-  if (!settings.ok()) return replier.fail(settings.status());
-  if (settings->instance != instance_) {
-    return replier.fail(ipc::errc::kInvalidArgument,
-                        "this worker is instance " + instance_ + ", not " + settings->instance);
+  Result<ipc::ConfigArgs> config = parseInstanceSettings(request.args());
+  if (!config.ok()) return replier.fail(config.status());
+  if (config->settings.instance != instance_) {
+    return replier.fail(ipc::errc::kInvalidArgument, "this worker is instance " + instance_ +
+                                                         ", not " + config->settings.instance);
   }
-  Result<std::string> text = ipc::stringField(request.args, "config");
-  Result<std::string> path = ipc::stringField(request.args, "config_path");
-  if (!text.ok()) return replier.fail(text.status());
-  if (!path.ok()) return replier.fail(path.status());
-  Result<std::vector<ipc::PhpPoolGrant>> pools = ipc::parsePhpPoolGrants(request.args);
-  if (!pools.ok()) return replier.fail(pools.status());
   // Before the first snapshot: its TLS contexts derive their ticket keys from the secret.
-  if (!settings->tls_ticket_secret.empty()) {
-    tls::adoptProcessTicketSecret(settings->tls_ticket_secret);
+  if (!config->tls_ticket_secret.empty()) {
+    tls::adoptProcessTicketSecret(config->tls_ticket_secret);
   }
-  auto snapshot = buildInstanceSnapshot(*text, *path, *settings, *pools);
+  auto snapshot = buildInstanceSnapshot(config->settings);
   if (!snapshot.ok()) return replier.fail(snapshot.status());
-  plan_.settings = std::move(settings).value();
+  plan_.settings = std::move(config->settings);
+  plan_.controller_uid = static_cast<uid_t>(config->controller_uid);
   plan_.snapshot = std::move(snapshot).value();
-  config_text_ = std::move(text).value();
-  config_path_ = std::move(path).value();
-  php_pools_ = std::move(pools).value();
   state_ = State::kAwaitListeners;
   replier.ok();
 }
 
-void InstanceSession::onListeners(const ipc::Message& request, std::vector<UniqueFd> fds,
-                                  ipc::Replier replier) {
+void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) {
   if (state_ != State::kAwaitListeners) {
     return replier.fail(ipc::errc::kFailed, "listeners are only accepted once, after config");
   }
-  auto list = request.args.find("listeners");
-  if (list == request.args.end() || !list->is_array()) {
-    return replier.fail(ipc::errc::kInvalidArgument, "\"listeners\" must be an array");
-  }
-  if (list->size() != fds.size()) {
+  Result<ipc::ListenersArgs> args = ipc::ListenersArgs::decode(request.args());
+  if (!args.ok()) return replier.fail(args.status());
+  std::vector<common::UniqueFd>& fds = request.fds;
+  if (args->listeners.size() != fds.size()) {
     return replier.fail(ipc::errc::kInvalidArgument,
-                        std::to_string(list->size()) + " listeners described but " +
+                        std::to_string(args->listeners.size()) + " listeners described but " +
                             std::to_string(fds.size()) + " fds received");
   }
   std::vector<InstanceListener> listeners;
   for (size_t i = 0; i < fds.size(); ++i) {
-    const Json& entry = (*list)[i];
-    Result<uint32_t> loop = smallUint(entry, "loop", kMaxLoops);
-    Result<std::string> address = ipc::stringField(entry, "address");
-    Result<uint64_t> port = ipc::uintField(entry, "port");
-    Result<bool> tls = ipc::boolField(entry, "tls");
-    for (const Status* s : {&loop.status(), &address.status(), &port.status(), &tls.status()}) {
-      if (!s->ok()) return replier.fail(*s);
-    }
-    if (*loop >= plan_.settings.loops || *port == 0 || *port > 65535) {
+    const ipc::ListenerSpec& spec = args->listeners[i];
+    if (spec.loop >= plan_.settings.loops) {
       return replier.fail(ipc::errc::kInvalidArgument,
-                          "listener " + *address + ": loop or port out of range");
+                          "listener " + spec.address + ": loop out of range");
     }
     if (!isListening(fds[i].get())) {
       return replier.fail(ipc::errc::kInvalidArgument,
-                          "listener " + *address + ": the fd is not a listening socket");
+                          "listener " + spec.address + ": the fd is not a listening socket");
     }
-    listeners.push_back(
-        InstanceListener{*loop, *address, static_cast<uint16_t>(*port), *tls, std::move(fds[i])});
+    listeners.push_back(InstanceListener{spec, std::move(fds[i])});
   }
   plan_.listeners = std::move(listeners);
   state_ = State::kGoingLive;
@@ -350,37 +252,39 @@ void InstanceSession::goLive() {
     LOG_ERROR("instance %s: cannot serve: %s", instance_.c_str(),
               sandbox.status().message().c_str());
     Status why = sandbox.status();
-    Json args = {{"ok", false}, {"error", why.message()}};
-    Status sent = endpoint_ ? endpoint_->request("ready", std::move(args), {},
+    ipc::ReadyArgs refusal;
+    refusal.error = why.message();
+    Status sent = endpoint_ ? endpoint_->request(ipc::op::kReady, refusal.encode(), {},
                                                  [this, why](Result<Json>) { host_.fail(why); })
                             : Status(common::StatusCode::kUnavailable, "no channel");
     if (!sent.ok()) host_.fail(why);
     return;
   }
   state_ = State::kServing;
-  Json args = {{"ok", true},
-               {"pid", static_cast<int64_t>(::getpid())},
-               {"loops", plan_.settings.loops},
-               {"listeners", listenersJson(true)},
-               {"sandbox", *sandbox}};
+  ipc::ReadyArgs ready;
+  ready.ok = true;
+  ready.pid = ::getpid();
+  ready.loops = plan_.settings.loops;
+  ready.listeners = listenerReports();
+  ready.sandbox = std::move(sandbox).value();
   if (!endpoint_ || !endpoint_->isOpen()) return;  // serving; a controller may attach
-  Status sent = endpoint_->request("ready", std::move(args), {}, [](Result<Json> reply) {
+  Status sent = endpoint_->request(ipc::op::kReady, ready.encode(), {}, [](Result<Json> reply) {
     if (!reply.ok()) LOG_WARN("ready not acknowledged: %s", reply.status().message().c_str());
   });
   if (!sent.ok()) LOG_WARN("cannot send ready: %s", sent.message().c_str());
 }
 
-void InstanceSession::onReload(const ipc::Message& request, ipc::Replier replier) {
+void InstanceSession::onReload(ipc::Incoming& request, ipc::Replier replier) {
   if (state_ != State::kServing) {
     return replier.fail(ipc::errc::kFailed, "not serving, nothing to reload");
   }
-  Result<std::string> text = ipc::stringField(request.args, "config");
-  Result<std::string> path = ipc::stringField(request.args, "config_path");
-  if (!text.ok()) return replier.fail(text.status());
-  if (!path.ok()) return replier.fail(path.status());
-  Result<std::vector<ipc::PhpPoolGrant>> pools = ipc::parsePhpPoolGrants(request.args);
-  if (!pools.ok()) return replier.fail(pools.status());
-  auto snapshot = buildInstanceSnapshot(*text, *path, plan_.settings, *pools);
+  Result<ipc::ReloadArgs> reload = ipc::ReloadArgs::decode(request.args());
+  if (!reload.ok()) return replier.fail(reload.status());
+  ipc::WorkerSettings next = plan_.settings;
+  next.config = std::move(reload->config);
+  next.config_path = std::move(reload->config_path);
+  next.php_pools = std::move(reload->php_pools);
+  auto snapshot = buildInstanceSnapshot(next);
   if (!snapshot.ok()) return replier.fail(snapshot.status());
   if (!sameListeners(plan_.snapshot->site(), (*snapshot)->site())) {
     return replier.fail(ipc::errc::kFailed,
@@ -389,9 +293,7 @@ void InstanceSession::onReload(const ipc::Message& request, ipc::Replier replier
   Status admitted = host_.admits(**snapshot);
   if (!admitted.ok()) return replier.fail(admitted);
   plan_.snapshot = *snapshot;
-  config_text_ = std::move(text).value();
-  config_path_ = std::move(path).value();
-  php_pools_ = std::move(pools).value();
+  plan_.settings = std::move(next);
   auto shared = std::make_shared<ipc::Replier>(std::move(replier));
   std::string name = instance_;
   host_.applySnapshot(std::move(snapshot).value(), [shared, name] {
@@ -400,7 +302,7 @@ void InstanceSession::onReload(const ipc::Message& request, ipc::Replier replier
   });
 }
 
-void InstanceSession::onStop(ipc::Replier replier) {
+void InstanceSession::onStop(ipc::Incoming&, ipc::Replier replier) {
   replier.ok();
   requestStop();
 }
@@ -448,7 +350,7 @@ void InstanceSession::acceptAttach() {
       return;  // EAGAIN: wait for the next one
     }
     Result<ipc::PeerCredentials> peer = ipc::peerCredentials(conn.get());
-    bool trusted = peer.ok() && (peer->uid == 0 || peer->uid == plan_.settings.controller_uid);
+    bool trusted = peer.ok() && (peer->uid == 0 || peer->uid == plan_.controller_uid);
     bool serving = state_ == State::kServing || state_ == State::kStopping;
     if (!trusted || !serving || channelOpen()) {
       if (!trusted) LOG_WARN("attach refused: the peer is neither root nor our controller");

@@ -1,36 +1,23 @@
 // InstanceSession: scalwsd's side of the controller channel in instance mode
 // (`scalwsd --instance NAME --ipc-fd N --attach-fd M`).
 //
-// The conversation (every request is answered; ops as in ipc/ops.cpp):
-//   worker -> hello      {pid, instance, attached:false, attach_address}
-//   ctl    -> config     {instance, slot, mode:"multi"|"single", loops, cpus:"0-1", user,
-//                         config:"<TOML without [server]>", config_path, controller_uid,
-//                         php_pools:[{name, address, max_conns, share}]}
-//                         the worker loads and builds its snapshot with the pools the
-//                         controller assigned (instance_pools.h); an error reply says why
-//   ctl    -> listeners  {listeners:[{loop, address, port, tls}]} + one fd per entry, in
-//                         order: bound, listening sockets (the worker never binds)
-//   worker -> ready      {ok:true, pid, loops, listeners:[{loop, address, port, tls, fd}],
-//                         sandbox:{...}} once it serves, or {ok:false, error} and it exits
-//   ctl    -> reload     {config, config_path, php_pools}: swap to a new snapshot in place,
-//                         answered once every loop uses it; refused (error reply, old
-//                         config kept) when invalid, when the listen addresses differ or
-//                         when a pool is outside the sandbox in force (InstanceHost::admits)
-//   ctl    -> stop       {}: acknowledged at once, then a graceful stop; the process exits
-//                         0 when the last connection is done (shutdown_timeout at most)
-//   worker -> metrics    {pid, slot, metrics: MetricsSnapshot (common/metrics toJson)}: a
-//                         notification, about once a second while serving or stopping,
-//                         and once more when the loops drained (sendMetrics)
+// The conversation is ipc/worker_messages.h's (one struct per op, encoded and decoded
+// there for both ends): hello -> config -> listeners (fds) -> ready, then reload / stop,
+// and a `metrics` notification about once a second while serving or stopping (and once
+// more when the loops drained, sendMetrics). `config` is loaded and built into a snapshot
+// with the pools the controller assigned (instance_pools.h); an error reply says why. A
+// reload is answered once every loop uses it, and refused (old config kept) when invalid,
+// when the listen addresses differ or when a pool is outside the sandbox in force
+// (InstanceHost::admits). `stop` is acknowledged at once; the process exits 0 when the last
+// connection is done (shutdown_timeout at most).
 //
 // The controller may die, the site may not: when the channel closes after the worker
 // serves, it keeps serving and waits on its attach socket (an abstract Unix socket the
 // controller created and listened on before exec, inherited as --attach-fd). A new
 // controller connects there; the session accepts it only when no channel is open and the
-// peer's uid (SO_PEERCRED) is 0 or the uid that started this worker, then says
-//   worker -> hello      {pid, instance, slot, attached:true, state:"serving"|"stopping",
-//                         attach_address, mode, loops, cpus, user, config, config_path,
-//                         php_pools, listeners:[{loop, address, port, tls, fd}]}
-// and the conversation goes on with reload/stop as before. The fd numbers let the new
+// peer's uid (SO_PEERCRED) is 0 or the uid that started this worker, then says hello with
+// `attached` set (its state, settings and listeners) and the conversation goes on with
+// reload/stop as before. The fd numbers let the new
 // controller take copies of the listeners (pidfd_getfd) so a crashed worker's queue is
 // kept for its replacement. A channel that closes before the worker serves ends it: it
 // has nothing to serve and no controller to tell.
@@ -51,47 +38,30 @@
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "ipc/endpoint.h"
-#include "ipc/php_pool_grants.h"
+#include "ipc/handler_table.h"
+#include "ipc/worker_messages.h"
 #include "worker/config_snapshot.h"
 
 namespace scalws::worker {
 
-// One listener as the controller described it; the fd is owned by the plan.
-struct InstanceListener {
-  uint32_t loop = 0;
-  std::string address;
-  uint16_t port = 0;
-  bool tls = false;
+// One listener as the controller described it, with its fd (owned by the plan).
+struct InstanceListener : ipc::ListenerSpec {
   common::UniqueFd fd;
 };
 
-// What the controller said this worker is (the `config` message).
-struct InstanceSettings {
-  std::string instance;
-  uint32_t slot = 0;
-  common::config::WorkerMode mode = common::config::WorkerMode::kMulti;
-  uint32_t loops = 1;
-  common::CpuSet cpus;
-  std::string user;
-  uid_t controller_uid = 0;
-  // Session tickets of every worker of the instance open with it (ticket_keys.h); empty
-  // when the controller sent none (each worker then draws its own).
-  std::string tls_ticket_secret;
-};
+// The `config` message as this worker takes it: ipc::ConfigArgs::decode plus the worker's
+// own rule for the TLS ticket secret (long enough to seal tickets with). Pure.
+common::Result<ipc::ConfigArgs> parseInstanceSettings(const ipc::Json& args);
 
-// Parses a `config` message's args (everything but the TOML itself). Pure.
-common::Result<InstanceSettings> parseInstanceSettings(const ipc::Json& args);
-
-// Loads TOML text the controller sent (never a [server] table) and builds the snapshot with
-// the server settings taken from `settings` (mode, loops, CPUs and user) and the PHP pools
-// from `pools`. Pure.
+// Loads the TOML text of `settings` (never a [server] table) and builds the snapshot with
+// the server settings taken from it (mode, loops, CPUs and user) and its PHP pools. Pure.
 common::Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
-    const std::string& text, const std::string& config_path, const InstanceSettings& settings,
-    const std::vector<ipc::PhpPoolGrant>& pools = {});
+    const ipc::WorkerSettings& settings);
 
 // What the session hands its host once config and listeners are in.
 struct InstancePlan {
-  InstanceSettings settings;
+  ipc::WorkerSettings settings;  // what it runs: a reload changes config, path and pools
+  uid_t controller_uid = 0;
   std::shared_ptr<const ConfigSnapshot> snapshot;
   std::vector<InstanceListener> listeners;
 };
@@ -158,14 +128,12 @@ class InstanceSession {
 
  private:
   common::Status openChannel(common::UniqueFd fd, bool attached);
-  void registerHandlers();
-  ipc::Json helloArgs(bool attached) const;
-  ipc::Json listenersJson(bool with_fds) const;
-  void onConfig(const ipc::Message& request, ipc::Replier replier);
-  void onListeners(const ipc::Message& request, std::vector<common::UniqueFd> fds,
-                   ipc::Replier replier);
-  void onReload(const ipc::Message& request, ipc::Replier replier);
-  void onStop(ipc::Replier replier);
+  ipc::HelloArgs hello(bool attached) const;
+  std::vector<ipc::ListenerReport> listenerReports() const;
+  void onConfig(ipc::Incoming& request, ipc::Replier replier);
+  void onListeners(ipc::Incoming& request, ipc::Replier replier);
+  void onReload(ipc::Incoming& request, ipc::Replier replier);
+  void onStop(ipc::Incoming& request, ipc::Replier replier);
   void goLive();
   void onChannelClosed(const common::Status& why);
   void acceptAttach();
@@ -183,9 +151,8 @@ class InstanceSession {
   uv_timer_t* go_live_timer_ = nullptr;
 
   InstancePlan plan_;
-  std::string config_text_;
-  std::string config_path_;
-  std::vector<ipc::PhpPoolGrant> php_pools_;
+
+  static const ipc::OpHandler<InstanceSession> kHandlers[];
 };
 
 }  // namespace scalws::worker

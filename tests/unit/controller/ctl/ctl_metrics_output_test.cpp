@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/ctl/ctl_command.h"
+#include "controller/ctl/ctl_format.h"
 #include "controller/ctl/ctl_output.h"
 
 namespace scalws::ctl {

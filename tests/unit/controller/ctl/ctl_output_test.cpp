@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/ctl/ctl_format.h"
+
 namespace scalws::ctl {
 namespace {
 

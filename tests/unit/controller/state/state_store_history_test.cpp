@@ -20,8 +20,10 @@ MetricsRow fullRow(const std::string& instance, int64_t bucket_ms, uint64_t seed
   row.instance = instance;
   row.bucket_ms = bucket_ms;
   uint64_t value = seed;
-  for (const MetricsColumn& column : metricsColumns()) column.field(row) = value++;
-  row.latency_buckets = {0, 3, 0, 0, seed, 1};
+  for (const MetricsColumn& column : metricsColumns()) column.of(row.figures) = value++;
+  row.figures.latency[1] = 3;
+  row.figures.latency[4] = seed;
+  row.figures.latency[5] = 1;
   return row;
 }
 
@@ -60,8 +62,8 @@ TEST_F(HistoryStoreTest, MetricsRoundTripEveryColumn) {
   StateStore store = open();
   ASSERT_TRUE(store.addInstance(instance("web")).ok());
   std::vector<MetricsRow> rows = {fullRow("web", 10'000, 100), fullRow("web", 20'000, 200)};
-  rows[1].latency_buckets.clear();
-  rows[1].bytes_out = uint64_t{1} << 62;
+  rows[1].figures.latency = {};
+  rows[1].figures.bytes_out = uint64_t{1} << 62;
   Result<int64_t> written = store.insertMetrics(MetricsResolution::k10s, rows);
   ASSERT_TRUE(written.ok()) << written.status().message();
   EXPECT_EQ(*written, 2);
@@ -97,14 +99,14 @@ TEST_F(HistoryStoreTest, ReinsertReplacesAndRemovedInstancesAreSkipped) {
   Result<int64_t> written = store.insertMetrics(MetricsResolution::k10s, rows);
   ASSERT_TRUE(written.ok()) << written.status().message();
   EXPECT_EQ(*written, 1);
-  rows[0].bytes_in = 4242;
+  rows[0].figures.bytes_in = 4242;
   written = store.insertMetrics(MetricsResolution::k10s, std::span(rows).first(1));
   ASSERT_TRUE(written.ok());
   Result<std::vector<MetricsRow>> back =
       store.listMetrics("web", MetricsResolution::k10s, 0, kDayMs);
   ASSERT_TRUE(back.ok());
   ASSERT_EQ(back->size(), 1u);
-  EXPECT_EQ((*back)[0].bytes_in, 4242u);
+  EXPECT_EQ((*back)[0].figures.bytes_in, 4242u);
   EXPECT_EQ(count("SELECT count(*) FROM metrics_10s"), 1);
 }
 
@@ -118,11 +120,11 @@ TEST_F(HistoryStoreTest, ABadRowRefusesTheWholeBatch) {
   EXPECT_NE(written.status().message().find("not a multiple of 60000"), std::string::npos)
       << written.status().message();
   rows[1].bucket_ms = 120'000;
-  rows[1].cpu_us = uint64_t{1} << 63;  // does not fit SQLite's integers
+  rows[1].figures.cpu_us = uint64_t{1} << 63;  // does not fit SQLite's integers
   EXPECT_EQ(store.insertMetrics(MetricsResolution::k1m, rows).status().code(),
             StatusCode::kInvalidArgument);
-  rows[1].cpu_us = 0;
-  rows[1].latency_buckets.assign(kMaxLatencyBuckets + 1, 1);
+  rows[1].figures.cpu_us = 0;
+  rows[1].figures.latency[3] = uint64_t{1} << 63;
   EXPECT_EQ(store.insertMetrics(MetricsResolution::k1m, rows).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(count("SELECT count(*) FROM metrics_1m"), 0);

@@ -90,3 +90,46 @@ TEST_F(WorkersStoreTest, DatabaseAtVersionTwoGainsTheTable) {
 
 }  // namespace
 }  // namespace scalws::controller::state
+
+namespace scalws::controller::state {
+namespace {
+
+// Migration 5: what the workers were told, and each worker's digest of it.
+TEST_F(WorkersStoreTest, LaunchesAndDigestsAreKeptAndGoWithTheInstance) {
+  StateStore store = open();
+  ASSERT_TRUE(store.addInstance(instance("web")).ok());
+  auto none = store.getLaunch("web");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  LaunchRecord launch{"x = 1", "/etc/scalws/web.toml", {{"main", "unix:/run/a.sock", 8, 4}}, 0};
+  ASSERT_TRUE(store.saveLaunch("web", launch).ok());
+  launch.config = "x = 2";
+  ASSERT_TRUE(store.saveLaunch("web", launch).ok());  // replaces
+  auto back = store.getLaunch("web");
+  ASSERT_TRUE(back.ok() && back->has_value()) << back.status().message();
+  EXPECT_EQ((*back)->config, "x = 2");
+  EXPECT_EQ((*back)->php_pools, launch.php_pools);
+  EXPECT_EQ((*back)->updated_ms, kStartMs);
+  EXPECT_EQ(store.saveLaunch("ghost", launch).code(), StatusCode::kNotFound);
+
+  WorkerRecord w = worker(42, "web", 0);
+  w.launch_digest = "aa";
+  ASSERT_TRUE(store.recordWorker(w).ok());
+  ASSERT_TRUE(store.setWorkerDigest(42, "bb").ok());
+  EXPECT_EQ((*store.listWorkers(std::nullopt))[0].launch_digest, "bb");
+  ASSERT_TRUE(store.setWorkerDigest(7, "cc").ok());  // no such row: fine
+
+  ASSERT_TRUE(store.removeInstance("web").ok());
+  EXPECT_EQ(count("SELECT count(*) FROM launches"), 0);
+}
+
+TEST_F(WorkersStoreTest, AnUnreadablePoolListIsAnError) {
+  StateStore store = open();
+  ASSERT_TRUE(store.addInstance(instance("web")).ok());
+  execOther("INSERT INTO launches VALUES ('web', 'x', '/x.toml', 'not json', 0)");
+  EXPECT_EQ(store.getLaunch("web").status().code(), StatusCode::kIoError);
+}
+
+}  // namespace
+}  // namespace scalws::controller::state

@@ -64,14 +64,16 @@ TEST(InstancePoolsTest, ARouteWithoutAGrantIsRefusedByName) {
 }
 
 TEST(InstancePoolsTest, TheSnapshotUsesTheControllersShare) {
-  InstanceSettings settings;
+  ipc::WorkerSettings settings;
   settings.instance = "shop";
   settings.mode = common::config::WorkerMode::kMulti;
   settings.loops = 1;
   settings.user = "nobody";
-  auto snapshot = buildInstanceSnapshot(
-      kSite, "/etc/scalws/site.toml", settings,
-      {{"main", "unix:/run/scalws/php/shop.sock", 9, 3}, {"admin", "tcp:127.0.0.1:9000", 0, 0}});
+  settings.config = kSite;
+  settings.config_path = "/etc/scalws/site.toml";
+  settings.php_pools = {{"main", "unix:/run/scalws/php/shop.sock", 9, 3},
+                        {"admin", "tcp:127.0.0.1:9000", 0, 0}};
+  auto snapshot = buildInstanceSnapshot(settings);
   ASSERT_TRUE(snapshot.ok()) << snapshot.status().message();
   const auto& pools = (*snapshot)->phpPools();
   ASSERT_EQ(pools.size(), 2u);
@@ -79,7 +81,8 @@ TEST(InstancePoolsTest, TheSnapshotUsesTheControllersShare) {
   EXPECT_TRUE(pools[0].keep_conn);
   EXPECT_EQ(pools[0].share, 3u);
   EXPECT_FALSE(pools[1].keep_conn);
-  EXPECT_FALSE(buildInstanceSnapshot(kSite, "/etc/scalws/site.toml", settings, {}).ok());
+  settings.php_pools.clear();
+  EXPECT_FALSE(buildInstanceSnapshot(settings).ok());
 }
 
 TEST(InstancePoolsTest, ReloadsMustStayInsideTheSandbox) {

@@ -421,8 +421,8 @@ TEST_F(InstanceSessionTest, ServingSurvivesTheControllerAndANewOneAttaches) {
 TEST(InstanceSettingsTest, ParsesAndRefuses) {
   auto ok = parseInstanceSettings(settings());
   ASSERT_TRUE(ok.ok()) << ok.status().message();
-  EXPECT_EQ(ok->mode, common::config::WorkerMode::kSingle);
-  EXPECT_EQ(ok->cpus, (common::CpuSet{0, 1}));
+  EXPECT_EQ(ok->settings.mode, common::config::WorkerMode::kSingle);
+  EXPECT_EQ(ok->settings.cpus, (common::CpuSet{0, 1}));
   EXPECT_EQ(ok->controller_uid, 0u);
   EXPECT_FALSE(parseInstanceSettings(settings("multi", 2)).ok());  // multi: one loop
   EXPECT_FALSE(parseInstanceSettings(settings("single", 0)).ok());

@@ -1,0 +1,231 @@
+#include "controller/ctl/ctl_format.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+
+namespace scalws::ctl {
+
+using ipc::Json;
+
+namespace {
+
+// Columns as a terminal shows them: UTF-8 continuation bytes take no column ("µs").
+size_t displayWidth(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+void hexByte(std::string& out, unsigned char c) {
+  static const char kDigits[] = "0123456789abcdef";
+  out += "\\x";
+  out += kDigits[c >> 4];
+  out += kDigits[c & 0xf];
+}
+
+// The length of the well-formed UTF-8 sequence at s[i] (RFC 3629 §4), or 0.
+size_t utf8Length(std::string_view s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  auto cont = [&](size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
+  unsigned char c = b(0);
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && b(1) > 0x9F) return 0;  // surrogates
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;
+    if (c == 0xF4 && b(1) > 0x8F) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+const Json* field(const Json& j, std::string_view key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::string escapeText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '\\') {
+        out += "\\\\";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c < 0x20 || c == 0x7f) {
+        hexByte(out, c);
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    size_t n = utf8Length(s, i);
+    // U+0080..U+009F (C1 controls: CSI, OSC...) are C2 80..C2 9F in UTF-8.
+    bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
+    if (n == 0 || c1) {
+      for (size_t k = 0; k < (n == 0 ? 1 : n); ++k) {
+        hexByte(out, static_cast<unsigned char>(s[i + k]));
+      }
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+std::string renderTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = displayWidth(header[i]);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], displayWidth(row[i]));
+    }
+  }
+  auto render = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i < width.size(); ++i) {
+      std::string cell = i < cells.size() ? cells[i] : "";
+      out += cell;
+      if (i + 1 < width.size()) out += std::string(width[i] - displayWidth(cell) + 2, ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = render(header);
+  for (const auto& row : rows) out += render(row);
+  return out;
+}
+
+std::string labelled(const std::string& key, const std::string& value) {
+  std::string out = key;
+  out.resize(std::max<size_t>(key.size() + 1, 14), ' ');
+  return out + value + "\n";
+}
+
+std::string formatTime(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  time_t seconds = static_cast<time_t>(unix_ms / 1000);
+  struct tm tm;
+  localtime_r(&seconds, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string formatDuration(int64_t ms) {
+  if (ms < 0) ms = 0;
+  int64_t s = ms / 1000;
+  if (s < 60) return s == 0 && ms > 0 ? std::to_string(ms) + "ms" : std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m " + std::to_string(s % 60) + "s";
+  if (s < 86400) return std::to_string(s / 3600) + "h " + std::to_string(s % 3600 / 60) + "m";
+  return std::to_string(s / 86400) + "d " + std::to_string(s % 86400 / 3600) + "h";
+}
+
+std::string formatFixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+std::string formatLatencyUs(uint64_t us) {
+  if (us == 0) return "-";
+  if (us == UINT64_MAX) return ">67s";
+  if (us < 1000) return std::to_string(us) + "µs";
+  if (us < 1'000'000) return formatFixed(static_cast<double>(us) / 1e3, 2) + "ms";
+  return formatFixed(static_cast<double>(us) / 1e6, 2) + "s";
+}
+
+std::string formatBytes(double bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t unit = 0;
+  while (bytes >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  return (unit == 0 ? formatFixed(bytes, 0) : formatFixed(bytes, 1)) + " " + kUnits[unit];
+}
+
+std::string formatPercent(double fraction) {
+  return formatFixed(fraction * 100.0, fraction != 0 && fraction < 0.001 ? 3 : 1) + "%";
+}
+
+std::string formatSpan(int64_t ms) {
+  if (ms >= 86'400'000 && ms % 86'400'000 == 0) return std::to_string(ms / 86'400'000) + "d";
+  if (ms >= 3'600'000 && ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
+  if (ms >= 60'000 && ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
+  return std::to_string(ms / 1000) + "s";
+}
+
+std::string textOf(const Json& v) {
+  if (v.is_string()) return escapeText(v.get_ref<const std::string&>());
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  return escapeText(v.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+std::string text(const Json& j, std::string_view key, std::string_view fallback) {
+  const Json* v = field(j, key);
+  if (v == nullptr || v->is_null()) return std::string(fallback);
+  if (v->is_string() && v->get_ref<const std::string&>().empty()) return std::string(fallback);
+  return textOf(*v);
+}
+
+int64_t integer(const Json& j, std::string_view key) {
+  const Json* v = field(j, key);
+  if (v == nullptr) return 0;
+  if (v->is_number_integer()) return v->get<int64_t>();  // unsigned beyond INT64_MAX wraps
+  if (v->is_number_float()) return static_cast<int64_t>(v->get<double>());
+  return 0;
+}
+
+uint64_t unsignedAt(const Json& j, std::string_view key) {
+  const Json* v = field(j, key);
+  if (v == nullptr) return 0;
+  if (v->is_number_unsigned()) return v->get<uint64_t>();
+  if (v->is_number_integer()) return v->get<int64_t>() < 0 ? 0 : v->get<uint64_t>();
+  if (v->is_number_float())
+    return v->get<double>() < 0 ? 0 : static_cast<uint64_t>(v->get<double>());
+  return 0;
+}
+
+double number(const Json& j, std::string_view key) {
+  const Json* v = field(j, key);
+  return v != nullptr && v->is_number() ? v->get<double>() : 0.0;
+}
+
+bool flag(const Json& j, std::string_view key, bool fallback) {
+  const Json* v = field(j, key);
+  return v != nullptr && v->is_boolean() ? v->get<bool>() : fallback;
+}
+
+const Json& object(const Json& j, std::string_view key) {
+  static const Json kEmpty = Json::object();
+  const Json* v = field(j, key);
+  return v != nullptr && v->is_object() ? *v : kEmpty;
+}
+
+const Json& array(const Json& j, std::string_view key) {
+  static const Json kEmpty = Json::array();
+  const Json* v = field(j, key);
+  return v != nullptr && v->is_array() ? *v : kEmpty;
+}
+
+}  // namespace scalws::ctl

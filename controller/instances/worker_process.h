@@ -1,0 +1,166 @@
+// WorkerProcess: the controller's handle on one scalwsd worker, spawned here or re-attached
+// after a controller restart. It speaks the controller's side of ipc/worker_messages.h:
+//   spawned:  worker hello -> config -> listeners (fds) -> worker ready
+//   attached: connect to the worker's attach socket -> worker hello {attached, ...}
+// and later reload / stop. It watches the process through a pidfd, so exits are seen the
+// same way for children and for adopted workers (whose exit status is not ours to read).
+//
+// States: kStarting (spawned, until ready) or kAttaching (until the attach hello), then
+// kReady, kStopping once asked to stop (or found draining), kExited when the process is
+// gone. A worker that fails to start is killed at once (nothing to drain).
+//
+// Callbacks fire on the loop thread, never from inside a call on this object: on_ready once
+// (ok: the worker serves; an error: it will not, and it has been killed), on_exit once when
+// the process is gone. The owner must not destroy a WorkerProcess from inside one of its
+// callbacks (defer it to the next loop turn); destroying it closes the channel and stops
+// watching, the process itself is not signalled (see detach()).
+#pragma once
+
+#include <sys/types.h>
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/metrics/metrics_snapshot.h"
+#include "common/status.h"
+#include "common/unique_fd.h"
+#include "controller/instances/instance_listeners.h"
+#include "controller/instances/worker_spawn.h"
+#include "controller/loop_handles.h"
+#include "controller/state/records.h"
+#include "ipc/endpoint.h"
+#include "ipc/handler_table.h"
+#include "ipc/worker_messages.h"
+
+namespace scalws::controller {
+
+// How long a spawned worker may take from exec to ready, and an attach to its hello.
+inline constexpr uint64_t kReadyTimeoutMs = 10'000;
+inline constexpr uint64_t kAttachTimeoutMs = 3'000;
+
+struct WorkerLaunch {
+  std::string scalwsd;
+  ipc::WorkerSettings settings;   // what the `config` message says
+  std::string tls_ticket_secret;  // ticket_secret.h; "" = none
+  uint64_t ready_timeout_ms = kReadyTimeoutMs;
+};
+
+// What a re-attached worker said it runs (its attach hello), and copies of its listeners
+// (pidfd_getfd; empty when they could not be taken).
+struct AttachedState {
+  bool stopping = false;
+  ipc::WorkerSettings settings;
+  SlotListeners listeners;
+};
+
+class WorkerProcess {
+ public:
+  enum class State { kAttaching, kStarting, kReady, kStopping, kExited };
+
+  struct Callbacks {
+    std::function<void(WorkerProcess&, const common::Status&)> on_ready;
+    // Spawned workers only: the hello arrived, attachAddress() is known.
+    std::function<void(WorkerProcess&)> on_hello;
+    std::function<void(WorkerProcess&, const std::string& how)> on_exit;
+    // A ready (or stopping) worker's periodic `metrics` notification: monotonic totals
+    // since it started. Malformed ones are dropped here.
+    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&)> on_metrics;
+  };
+
+  // Starts a worker (worker_spawn.h). `listeners` are the fds to hand over (copies; the
+  // worker gets them).
+  static common::Result<std::unique_ptr<WorkerProcess>> spawn(uv_loop_t* loop, WorkerLaunch launch,
+                                                              SlotListeners listeners,
+                                                              Callbacks callbacks);
+  // The same for a process already forked: `child` is spawnWorker's result (or, in tests,
+  // any child and one end of a socketpair).
+  static common::Result<std::unique_ptr<WorkerProcess>> converse(uv_loop_t* loop,
+                                                                 SpawnedWorker child,
+                                                                 WorkerLaunch launch,
+                                                                 SlotListeners listeners,
+                                                                 Callbacks callbacks);
+  // Re-attaches to a worker a previous controller left (verifies it first, see
+  // worker_probe.h). An error means it is not (or no longer) a worker we can trust.
+  static common::Result<std::unique_ptr<WorkerProcess>> attach(uv_loop_t* loop,
+                                                               const state::WorkerRecord& record,
+                                                               Callbacks callbacks);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Graceful stop over the channel (SIGTERM without one); SIGKILL after kill_after_ms.
+  void stop(uint64_t kill_after_ms);
+  void kill();  // SIGKILL now
+  // Sends `reload`; `done` gets the worker's answer (or why it could not be asked).
+  void reload(const ipc::ReloadArgs& args, std::function<void(const common::Status&)> done);
+  // Lets go: closes the channel and stops watching; the process keeps serving and waits
+  // for the next controller on its attach socket.
+  void detach();
+
+  pid_t pid() const { return pid_; }
+  // The sandbox report the worker sent with `ready` (null for a re-attached worker).
+  const ipc::Json& sandbox() const { return sandbox_; }
+  uint32_t slot() const { return slot_; }
+  State state() const { return state_; }
+  bool isChild() const { return is_child_; }
+  int64_t startedMs() const { return started_wall_ms_; }  // Unix ms
+  uint64_t startedMonoMs() const { return started_mono_ms_; }
+  uint64_t startTicks() const { return start_ticks_; }
+  const std::string& attachAddress() const { return attach_address_; }
+  const AttachedState& attachedState() const { return attached_; }
+  // Attached workers: the digest its row recorded of what it was told (launch_digest.h).
+  const std::string& recordedDigest() const { return recorded_digest_; }
+  SlotListeners takeAttachedListeners() { return std::move(attached_.listeners); }
+  const common::CpuSet& cpus() const { return cpus_; }
+  // Spawned workers: what they were started with (a reload they took updates it).
+  const ipc::WorkerSettings& launched() const { return launch_.settings; }
+  std::string_view stateName() const;
+
+ private:
+  WorkerProcess(uv_loop_t* loop, pid_t pid, common::UniqueFd pidfd, Callbacks callbacks);
+
+  common::Status watchExit();
+  void onSpawnHello(ipc::Incoming& request, ipc::Replier replier);
+  void sendConfig();
+  void sendListeners();
+  void onReady(ipc::Incoming& request, ipc::Replier replier);
+  void onAttachHello(ipc::Incoming& request, ipc::Replier replier);
+  void onMetrics(ipc::Incoming& request, ipc::Replier replier);
+  common::Result<SlotListeners> copyListeners(const std::vector<ipc::ListenerReport>& reported);
+  void failStart(const std::string& reason);
+  void reportReady(const common::Status& status);
+  void onProcessExit();
+
+  static const ipc::OpHandler<WorkerProcess> kSpawnHandlers[];
+  static const ipc::OpHandler<WorkerProcess> kAttachHandlers[];
+
+  uv_loop_t* loop_;
+  pid_t pid_;
+  ipc::Json sandbox_;
+  common::UniqueFd pidfd_;
+  Callbacks callbacks_;
+  State state_ = State::kStarting;
+  bool is_child_ = false;
+  bool ready_reported_ = false;
+  bool exit_reported_ = false;
+  bool bad_metrics_logged_ = false;
+  uint32_t slot_ = 0;
+  int64_t started_wall_ms_ = 0;
+  uint64_t started_mono_ms_ = 0;
+  uint64_t start_ticks_ = 0;
+  std::string attach_address_;
+  common::CpuSet cpus_;
+  std::unique_ptr<ipc::Endpoint> endpoint_;
+  FdWatch exit_watch_;
+  LoopTimer timer_;
+
+  WorkerLaunch launch_;      // spawned: what to send; attached: the instance name
+  SlotListeners listeners_;  // spawned: handed over with `listeners`
+  AttachedState attached_;   // attached: what it said
+  std::string recorded_digest_;
+};
+
+}  // namespace scalws::controller

@@ -1,0 +1,130 @@
+#include "controller/instances/worker_spawn.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "controller/instances/worker_probe.h"
+#include "ipc/unix_socket.h"
+
+namespace scalws::controller {
+
+using common::Result;
+using common::UniqueFd;
+
+namespace {
+
+// What the child reports through the pipe when it cannot exec.
+struct ChildError {
+  int step;  // index into kSteps
+  int err;
+};
+
+constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity", "the attach socket",
+                                  "moving fds", "/dev/null",         "exec"};
+
+[[noreturn]] void childFail(int pipe_fd, int step) {
+  ChildError e{step, errno};
+  ssize_t ignored = ::write(pipe_fd, &e, sizeof(e));
+  (void)ignored;
+  _exit(127);
+}
+
+// Runs in the child between fork and exec; the controller is single-threaded, so what
+// runs here sees a consistent copy of it.
+[[noreturn]] void runChild(const SpawnSpec& spec, int channel, int error_pipe,
+                           const std::vector<char*>& argv) {
+  if (::setsid() < 0) childFail(error_pipe, 0);
+  if (!spec.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (uint32_t cpu : spec.cpus.ids()) {
+      if (cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+    }
+    if (::sched_setaffinity(0, sizeof(set), &set) != 0) childFail(error_pipe, 1);
+  }
+  int attach = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  // Binding with only the family asks the kernel for a fresh abstract name ("autobind").
+  if (attach < 0 || ::bind(attach, reinterpret_cast<sockaddr*>(&addr), sizeof(sa_family_t)) != 0 ||
+      ::listen(attach, 8) != 0) {
+    childFail(error_pipe, 2);
+  }
+  // Out of the way of 0-4 first, then into place (dup2 clears close-on-exec).
+  int high_channel = ::fcntl(channel, F_DUPFD_CLOEXEC, 10);
+  int high_attach = ::fcntl(attach, F_DUPFD_CLOEXEC, 10);
+  if (high_channel < 0 || high_attach < 0 || ::dup2(high_channel, kWorkerChannelFd) < 0 ||
+      ::dup2(high_attach, kWorkerAttachFd) < 0) {
+    childFail(error_pipe, 3);
+  }
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0 || ::dup2(null_fd, 0) < 0) childFail(error_pipe, 4);
+  // Whatever else is open (the state DB, the control socket, other workers' channels and
+  // listeners) must not reach the worker; most of it is O_CLOEXEC already, this is the net.
+  ::close_range(kWorkerAttachFd + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+  sigset_t all;
+  sigemptyset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+  ::execv(spec.scalwsd.c_str(), argv.data());
+  childFail(error_pipe, 5);
+}
+
+}  // namespace
+
+Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec) {
+  auto pair = ipc::socketPair();
+  if (!pair.ok()) return pair.status();
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return common::errnoStatus(errno, "pipe2");
+  UniqueFd error_read(pipe_fds[0]);
+  UniqueFd error_write(pipe_fds[1]);
+
+  std::string channel_arg = std::to_string(kWorkerChannelFd);
+  std::string attach_arg = std::to_string(kWorkerAttachFd);
+  std::vector<std::string> args = {spec.scalwsd, "--instance",  spec.instance, "--ipc-fd",
+                                   channel_arg,  "--attach-fd", attach_arg};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid < 0) return common::errnoStatus(errno, "fork");
+  if (pid == 0) runChild(spec, pair->second.get(), error_write.get(), argv);
+
+  error_write.reset();
+  pair->second.reset();
+  ChildError child_error{};
+  ssize_t n;
+  do {
+    n = ::read(error_read.get(), &child_error, sizeof(child_error));
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof(child_error))) {
+    ::waitpid(pid, nullptr, 0);
+    int step = child_error.step >= 0 && child_error.step < 6 ? child_error.step : 5;
+    std::string what = std::string("starting ") + spec.scalwsd + ": " + kSteps[step];
+    return common::errnoStatus(child_error.err, what);
+  }
+  SpawnedWorker out;
+  out.pid = pid;
+  out.channel = std::move(pair->first);
+  Result<UniqueFd> pidfd = openPidfd(pid);
+  if (!pidfd.ok()) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return pidfd.status();
+  }
+  out.pidfd = std::move(*pidfd);
+  return out;
+}
+
+}  // namespace scalws::controller

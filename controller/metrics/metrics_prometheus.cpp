@@ -1,0 +1,137 @@
+#include "controller/metrics/metrics_prometheus.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "common/metrics/latency_buckets.h"
+
+namespace scalws::controller {
+
+using common::metrics::FieldKind;
+using common::metrics::FieldUnit;
+using common::metrics::kLabelledFields;
+using common::metrics::kLatencyBuckets;
+using common::metrics::kScalarFields;
+using common::metrics::LabelledField;
+using common::metrics::latencyBucketUpperUs;
+using common::metrics::MetricsSnapshot;
+using common::metrics::ScalarField;
+
+namespace {
+
+// Microseconds as seconds, exactly: "0.000001", "67.108864".
+std::string micros(uint64_t us) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%" PRIu64 ".%06" PRIu64, us / 1'000'000, us % 1'000'000);
+  std::string s = buf;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+class Writer {
+ public:
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+  // name{instance="..."[,key="value"]} value
+  void sample(std::string_view name, const std::string& instance, std::string_view key,
+              std::string_view value_label, std::string_view value) {
+    out_ += name;
+    out_ += "{instance=\"";
+    out_ += prometheusLabelValue(instance);
+    out_ += '"';
+    if (!key.empty()) {
+      out_ += ',';
+      out_ += key;
+      out_ += "=\"";
+      out_ += value_label;
+      out_ += '"';
+    }
+    out_ += "} ";
+    out_ += value;
+    out_ += '\n';
+  }
+  void sample(std::string_view name, const std::string& instance, uint64_t value) {
+    sample(name, instance, {}, "", std::to_string(value));
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+std::string prometheusLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string renderPrometheus(const std::vector<PrometheusInstance>& instances) {
+  Writer w;
+  for (const LabelledField& f : kLabelledFields) {
+    w.family(f.prometheus, "counter", f.help);
+    for (const PrometheusInstance& i : instances) {
+      std::span<const uint64_t> values = f.read(i.total);
+      for (size_t l = 0; l < values.size(); ++l) {
+        w.sample(f.prometheus, i.name, f.label, f.labels[l], std::to_string(values[l]));
+      }
+    }
+  }
+  for (const ScalarField& f : kScalarFields) {
+    if (f.prometheus.empty()) continue;  // part of another family
+    w.family(f.prometheus, f.kind == FieldKind::kGauge ? "gauge" : "counter", f.help);
+    for (const PrometheusInstance& i : instances) {
+      uint64_t v = i.total.*f.member;
+      w.sample(f.prometheus, i.name, {}, "",
+               f.unit == FieldUnit::kMicros ? micros(v) : std::to_string(v));
+    }
+  }
+  w.family("scalws_worker_processes", "gauge", "Worker processes whose figures are counted.");
+  for (const PrometheusInstance& i : instances) {
+    w.sample("scalws_worker_processes", i.name, i.processes);
+  }
+  w.family("scalws_request_duration_seconds", "histogram",
+           "Time from a request's first byte to its response's last byte.");
+  for (const PrometheusInstance& i : instances) {
+    // Cumulative counts at each octave bound (even buckets of the half-octave layout);
+    // the last, unbounded bucket is +Inf.
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b + 1 < kLatencyBuckets; ++b) {
+      cumulative += i.total.latency[b];
+      if (b % 2 == 0) {
+        w.sample("scalws_request_duration_seconds_bucket", i.name, "le",
+                 micros(latencyBucketUpperUs(b)), std::to_string(cumulative));
+      }
+    }
+    cumulative += i.total.latency[kLatencyBuckets - 1];
+    w.sample("scalws_request_duration_seconds_bucket", i.name, "le", "+Inf",
+             std::to_string(cumulative));
+    w.sample("scalws_request_duration_seconds_sum", i.name, {}, "", micros(i.total.latency_sum_us));
+    w.sample("scalws_request_duration_seconds_count", i.name, cumulative);
+  }
+  return w.take();
+}
+
+}  // namespace scalws::controller

@@ -1,0 +1,136 @@
+// ControlHandlers: the controller's answers to scalwsctl (the kCtl -> kController rows of
+// ipc/ops.cpp). Each handler validates everything it can before it changes anything, so a
+// refused operation leaves the DB as it was; changes go through the StateStore (one
+// transaction each) and processes through the InstanceRuntime.
+//
+// Args and results (JSON objects; times are Unix ms):
+//   status            {} -> {version, pid, state_dir, socket, started_ms, uptime_ms,
+//                     host_cpus, reserved_cpus, instances:{total, running, starting,
+//                     stopping, stopped, failed}, processes, instance_metrics:[STATUS
+//                     LINE of metrics_report.h, one per instance]}
+//   cpu.list          {} -> {cpus:[{cpu, in_host, exclusive, shared:[names]}]}
+//   instance.list     {} -> {instances:[SUMMARY]}
+//   instance.show     {name, events?:N (default 10)} -> SUMMARY + {config_path,
+//                     config:{listen:[...], routes}, reload_pending, created_ms,
+//                     updated_ms, processes:[{slot, pid, state, cpus, started_ms,
+//                     restarts, attached}], php_pools:[{name, pool, address, max_conns,
+//                     share}], unbound_pools:[names its php routes use that no pool is
+//                     assigned as], events:[EVENT]}
+//   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
+//   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
+//                     metrics_report.h
+//   instance.add      {name, config, config_path, mode?, cpus?, user?, share_user?,
+//                     shared_cpus?} -> SUMMARY. mode "multi" (default) or "single";
+//                     cpus >= 1 (default 1); user: by default a system user of its own
+//                     (system_accounts.h: made now, removed with the instance), else an
+//                     existing user; a uid 0 user is refused (permission_denied) unless
+//                     the controller runs with --allow-root-instances, and a user another
+//                     instance runs as is refused (conflict) unless share_user is true;
+//                     config_path absolute; the config must load without [server] and
+//                     listen nowhere another instance listens.
+//   instance.set      {name, config, config_path} -> SUMMARY (applies on reload/restart)
+//   instance.remove   {name} -> {} (stopped first; the user made for it is removed)
+//   instance.start|stop|restart|reload  {name} -> SUMMARY once done
+//   pool.*            see pool_handlers.h
+// SUMMARY = {name, mode, cpus, assigned_cpus, shared_cpus, user, desired, status, reason,
+//            process_count}; EVENT = {id, time_ms, kind, message}.
+// Errors: not_found (no such instance), conflict (name taken, address in use by another
+// instance), invalid_argument (bad args or config), failed (CPUs exhausted, start failed,
+// not running, ...), permission_denied (a write from someone neither root nor in group
+// scalws; decided by the endpoint).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/cpu_set.h"
+#include "controller/instances/instance_runtime.h"
+#include "controller/pools/pool_runtime.h"
+#include "controller/server/pool_handlers.h"
+#include "controller/state/state_store.h"
+#include "controller/system_accounts.h"
+#include "ipc/endpoint.h"
+#include "ipc/handler_table.h"
+
+namespace scalws::controller {
+
+class MetricsCollector;
+
+struct ControllerInfo {
+  std::string version;
+  pid_t pid = 0;
+  std::string state_dir;
+  std::string socket_path;
+  int64_t started_ms = 0;
+  common::CpuSet reserved_cpus;
+  bool allow_root_instances = false;  // --allow-root-instances
+};
+
+class ControlHandlers {
+ public:
+  // `pools`: the managed PHP pools' runtime; null runs no managed pools.
+  // `accounts` makes and removes the instances' own users.
+  ControlHandlers(state::StateStore& store, InstanceRuntime& runtime, Accounts& accounts,
+                  ControllerInfo info, PoolRuntime* pools = nullptr);
+
+  // Where instance.metrics and the status lines read from (null: they report nothing).
+  void setMetrics(MetricsCollector* metrics) { metrics_ = metrics; }
+
+  // Registers its handlers and the pool handlers' on a scalwsctl connection.
+  common::Status registerOn(ipc::Endpoint& endpoint);
+
+ private:
+  using In = ipc::Incoming;
+  using Out = ipc::Replier;
+  using Reply = common::Result<ipc::Json>;
+  Reply status(const ipc::Json& args);
+  Reply cpuList(const ipc::Json& args);
+  Reply instanceList(const ipc::Json& args);
+  Reply instanceShow(const ipc::Json& args);
+  Reply instanceLogs(const ipc::Json& args);
+  Reply instanceMetrics(const ipc::Json& args);
+  Reply instanceAdd(const ipc::Json& args);
+  Reply instanceSet(const ipc::Json& args);
+  void instanceRemove(In& in, Out out);
+  void instanceStart(In& in, Out out);
+  void instanceStop(In& in, Out out);
+  void instanceRestart(In& in, Out out);
+  void instanceReload(In& in, Out out);
+  // The instance args["name"] names, as stored.
+  common::Result<state::InstanceRecord> namedInstance(const ipc::Json& args);
+  // The named instance's Done: replies SUMMARY once the runtime is done, or the error.
+  // Fails `out` (and returns null) when args name no stored instance.
+  InstanceRuntime::Done summaryWhenDone(const ipc::Json& args, Out& out, std::string* name);
+  // Stores the operator's intent for `name` (run by the runtime once the operation is sure).
+  InstanceRuntime::Commit desire(const std::string& name, state::DesiredState desired);
+
+  // Who the workers of the instance in `spec` run as (spec.user), from args; sets *create
+  // when that is its own user and it does not exist yet.
+  common::Status chooseUser(const ipc::Json& args, state::NewInstance& spec, bool* create);
+  // After an instance went: its own user too, unless another instance runs as it.
+  void removeUserOf(const state::InstanceRecord& record);
+  // The config in args, loaded, and checked against every other instance's addresses.
+  common::Result<std::string> checkedConfig(const std::string& name, const ipc::Json& args,
+                                            std::string* config_path);
+  ipc::Json summary(const state::InstanceRecord& record) const;
+  // php_pools, unbound_pools and whether the running pools differ from the stored ones.
+  void addPoolBindings(const state::InstanceRecord& record, ipc::Json& out);
+  // SUMMARY of `name` as stored now.
+  Reply summaryOf(const std::string& name);
+
+  state::StateStore& store_;
+  InstanceRuntime& runtime_;
+  Accounts& accounts_;
+  ControllerInfo info_;
+  MetricsCollector* metrics_ = nullptr;
+  PoolRuntime* pool_runtime_;
+  PoolHandlers pools_;
+
+  static const ipc::OpHandler<ControlHandlers> kHandlers[];
+};
+
+ipc::Json eventJson(const state::EventRecord& event);
+
+}  // namespace scalws::controller

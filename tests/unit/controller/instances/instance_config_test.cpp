@@ -1,0 +1,56 @@
+#include "controller/instances/instance_config.h"
+
+#include <gtest/gtest.h>
+
+namespace scalws::controller {
+namespace {
+
+common::config::SiteConfig load(const std::string& listens) {
+  std::string text;
+  for (size_t start = 0; start < listens.size();) {
+    size_t comma = listens.find(',', start);
+    std::string a = listens.substr(start, comma == std::string::npos ? comma : comma - start);
+    text += "[[listen]]\naddress = \"" + a + "\"\n";
+    start = comma == std::string::npos ? listens.size() : comma + 1;
+  }
+  text += "[[route]]\nrespond = { body = \"x\" }\n";
+  auto site = loadInstanceConfig(text, "/etc/scalws/t.toml");
+  EXPECT_TRUE(site.ok()) << site.status().message();
+  return site.ok() ? *site : common::config::SiteConfig();
+}
+
+TEST(InstanceConfigTest, ServerTableIsRefused) {
+  auto site = loadInstanceConfig("[server]\nworkers = 2\n[[listen]]\naddress = \"127.0.0.1:1\"\n",
+                                 "/etc/scalws/a.toml");
+  ASSERT_FALSE(site.ok());
+  EXPECT_NE(site.status().message().find("a.toml:1:"), std::string::npos)
+      << site.status().message();
+}
+
+TEST(InstanceConfigTest, OverlapRules) {
+  EXPECT_EQ(listenOverlap(load("127.0.0.1:80"), load("127.0.0.1:80")), "127.0.0.1:80");
+  EXPECT_EQ(listenOverlap(load("127.0.0.1:80"), load("0.0.0.0:80")), "127.0.0.1:80");
+  EXPECT_EQ(listenOverlap(load("0.0.0.0:80"), load("10.0.0.1:80")), "0.0.0.0:80");
+  EXPECT_EQ(listenOverlap(load("[::]:80"), load("[::1]:80")), "[::]:80");
+  EXPECT_EQ(listenOverlap(load("127.0.0.1:80"), load("127.0.0.1:81")), std::nullopt);
+  EXPECT_EQ(listenOverlap(load("127.0.0.1:80"), load("127.0.0.2:80")), std::nullopt);
+  // IPv6 sockets are v6-only: they never clash with IPv4 ones.
+  EXPECT_EQ(listenOverlap(load("0.0.0.0:80"), load("[::]:80")), std::nullopt);
+  EXPECT_EQ(listenOverlap(load("127.0.0.1:81,127.0.0.1:80"), load("127.0.0.1:80")), "127.0.0.1:80");
+}
+
+TEST(InstanceConfigTest, SameListenAddresses) {
+  EXPECT_TRUE(
+      sameListenAddresses(load("127.0.0.1:80,127.0.0.1:81"), load("127.0.0.1:80,127.0.0.1:81")));
+  EXPECT_FALSE(sameListenAddresses(load("127.0.0.1:80"), load("127.0.0.1:80,127.0.0.1:81")));
+  EXPECT_FALSE(sameListenAddresses(load("127.0.0.1:80"), load("127.0.0.1:81")));
+}
+
+TEST(InstanceConfigTest, Summary) {
+  ipc::Json s = configSummary(load("127.0.0.1:80,[::1]:81"));
+  EXPECT_EQ(s["listen"], ipc::Json({"127.0.0.1:80", "[::1]:81"}));
+  EXPECT_EQ(s["routes"], 1);
+}
+
+}  // namespace
+}  // namespace scalws::controller
