@@ -11,7 +11,7 @@ PACKAGES="
   googletest libgtest-dev libgmock-dev
   php8.2-fpm php8.2-cli nginx-light h2o
   curl nghttp2-client wrk openssl testssl.sh
-  python3 python3-pytest python3-h2 python3-hyperframe
+  python3 python3-pytest python3-h2 python3-hyperframe python3-websockets
   sqlite3 procps psmisc strace valgrind linux-perf iproute2 util-linux passwd
   debhelper dpkg-dev fakeroot lintian pandoc bash-completion debootstrap
 "

@@ -98,7 +98,19 @@ void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes
   buffer_.append("\" \"");
   std::string_view agent = r.header("user-agent");
   appendEscaped(agent.empty() ? "-" : agent, false);
-  buffer_.append("\"\n");
+  buffer_.push_back('"');
+  if (!r.upstream_address.empty()) {
+    // After the combined fields, so tools that read those still do (nginx's
+    // $upstream_addr and $upstream_response_time, in seconds with milliseconds).
+    buffer_.append(" upstream=");
+    appendEscaped(r.upstream_address, false);
+    char seconds[32];
+    int n = std::snprintf(seconds, sizeof(seconds), " upstream_time=%llu.%03llu",
+                          static_cast<unsigned long long>(r.upstream_us / 1'000'000),
+                          static_cast<unsigned long long>(r.upstream_us / 1000 % 1000));
+    buffer_.append(seconds, static_cast<size_t>(n));
+  }
+  buffer_.push_back('\n');
 }
 
 void AccessLog::appendJson(const Request& r, uint16_t status, uint64_t bytes,
@@ -132,7 +144,14 @@ void AccessLog::appendJson(const Request& r, uint16_t status, uint64_t bytes,
   appendEscaped(r.header("referer"), true);
   buffer_.append("\",\"user_agent\":\"");
   appendEscaped(r.header("user-agent"), true);
-  buffer_.append("\"}\n");
+  buffer_.push_back('"');
+  if (!r.upstream_address.empty()) {
+    buffer_.append(",\"upstream\":\"");
+    appendEscaped(r.upstream_address, true);
+    buffer_.append("\",\"upstream_time_us\":");
+    buffer_.append(num, formatDecimal(r.upstream_us, num));
+  }
+  buffer_.append("}\n");
 }
 
 void AccessLog::record(const Request& r, uint16_t status, uint64_t bytes, const Handler* handler) {

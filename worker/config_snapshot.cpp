@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "worker/handlers/fastcgi/php_handler.h"
+#include "worker/handlers/proxy/proxy_handler.h"
 #include "worker/handlers/respond_handler.h"
 #include "worker/handlers/static/static_handler.h"
 #include "worker/handlers/status_handler.h"
@@ -16,9 +17,10 @@ using common::config::RouteConfig;
 
 namespace {
 
-Result<std::unique_ptr<Handler>> makeHandler(const RouteConfig& route,
-                                             const common::config::ServerConfig& server,
-                                             const std::vector<fastcgi::PoolSpec>& pools) {
+Result<std::unique_ptr<Handler>> makeHandler(
+    const RouteConfig& route, const common::config::ServerConfig& server,
+    const std::vector<fastcgi::PoolSpec>& pools,
+    const std::vector<std::shared_ptr<const proxy::UpstreamSpec>>& upstreams) {
   if (const auto* respond = std::get_if<common::config::RespondAction>(&route.action)) {
     return std::unique_ptr<Handler>(new RespondHandler(*respond));
   }
@@ -45,6 +47,15 @@ Result<std::unique_ptr<Handler>> makeHandler(const RouteConfig& route,
       return common::invalidArgument(route.where.toString() + ": " + handler.status().message());
     }
     return std::unique_ptr<Handler>(std::move(handler).value());
+  }
+  if (const auto* forward = std::get_if<common::config::ProxyAction>(&route.action)) {
+    for (const auto& upstream : upstreams) {
+      if (upstream->name == forward->upstream) {
+        return std::unique_ptr<Handler>(new proxy::ProxyHandler(*forward, upstream));
+      }
+    }
+    return common::invalidArgument(route.where.toString() + ": no upstream \"" + forward->upstream +
+                                   "\"");
   }
   return common::invalidArgument(route.where.toString() + ": this action is not supported yet");
 }
@@ -104,8 +115,19 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
     if (given != pool_shares.end() && spec->keep_conn) spec->share = given->second;
     s->php_pools_.push_back(std::move(spec).value());
   }
+  for (const auto& upstream : s->site_.upstreams) {
+    // Reads the TLS CA bundle now: before the sandbox, and before a parent forks.
+    Result<std::shared_ptr<const proxy::UpstreamSpec>> spec = proxy::resolveUpstreamSpec(upstream);
+    if (!spec.ok()) {
+      if (!errors.empty()) errors += '\n';
+      errors += spec.status().message();
+      continue;
+    }
+    s->upstreams_.push_back(std::move(spec).value());
+  }
   for (const RouteConfig& route : s->site_.routes) {
-    Result<std::unique_ptr<Handler>> h = makeHandler(route, s->server_, s->php_pools_);
+    Result<std::unique_ptr<Handler>> h =
+        makeHandler(route, s->server_, s->php_pools_, s->upstreams_);
     if (!h.ok()) {
       if (!errors.empty()) errors += '\n';
       errors += h.status().message();

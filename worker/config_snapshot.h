@@ -13,6 +13,7 @@
 #include "common/metrics/metrics_snapshot.h"
 #include "common/status.h"
 #include "worker/handlers/fastcgi/pool_spec.h"
+#include "worker/handlers/proxy/upstream_spec.h"
 #include "worker/http/handler.h"
 #include "worker/router/router.h"
 #include "worker/tls/server_context.h"
@@ -41,6 +42,10 @@ class ConfigSnapshot {
   std::string_view serverHeaderLine() const { return server_line_; }
   // The PHP pools php routes use, resolved at build (addresses, this loop's share).
   const std::vector<fastcgi::PoolSpec>& phpPools() const { return php_pools_; }
+  // The upstreams proxy routes use, resolved at build (addresses, TLS contexts).
+  const std::vector<std::shared_ptr<const proxy::UpstreamSpec>>& upstreams() const {
+    return upstreams_;
+  }
   // The TLS context of listener `listen_index` (site().listens order); null for plain ones.
   // Connections keep a reference: it outlives a reload for the handshakes it began.
   const std::shared_ptr<const tls::ServerContext>& tlsContext(size_t listen_index) const {
@@ -54,6 +59,7 @@ class ConfigSnapshot {
   common::config::ServerConfig server_;
   std::unique_ptr<Router> router_;
   std::vector<fastcgi::PoolSpec> php_pools_;  // complete before handlers point into it
+  std::vector<std::shared_ptr<const proxy::UpstreamSpec>> upstreams_;
   std::vector<std::unique_ptr<Handler>> handlers_;
   std::vector<common::metrics::Action> actions_;  // one per route
   std::string server_line_;

@@ -19,10 +19,9 @@ namespace {
 constexpr off_t kMaxConfigBytes = 16 * 1024 * 1024;
 
 constexpr SectionParser kSectionParsers[] = {
-    {"server", parseServerSection},
-    {"listen", parseListenSection},
-    {"route", parseRouteSection},
-    {"php_pool", parsePhpPoolSection},
+    {"server", parseServerSection},     {"listen", parseListenSection},
+    {"route", parseRouteSection},       {"php_pool", parsePhpPoolSection},
+    {"upstream", parseUpstreamSection},
 };
 
 // The absolute directory of `source_name`: relative paths in the config are resolved
@@ -101,6 +100,8 @@ Result<SiteConfig> loadSiteConfigString(std::string_view text, std::string_view 
   }
   table.finish();
   checkPhpPoolReferences(ctx, site);
+  resolveUpstreamHosts(ctx, site);
+  checkUpstreamReferences(ctx, site);
   if (table.get("listen") == nullptr) table.tableError("at least one [[listen]] is required");
 
   Status status = ctx.toStatus();

@@ -13,6 +13,8 @@
 
 namespace scalws::common::config {
 
+class HostResolver;
+
 struct LoadOptions {
   // Standalone scalwsd accepts [server]; an instance config under the controller must not
   // carry one (its mode, CPUs and user are the controller's).
@@ -22,6 +24,9 @@ struct LoadOptions {
   // and php routes may name pools no table defines; the controller supplies address and
   // max_conns for the pools assigned to the instance and checks the names at start.
   bool php_pools_from_controller = false;
+  // Turns [upstream] host names into addresses at load; null: processResolver()
+  // (host_resolver.h), getaddrinfo until the process sealed it in its sandbox.
+  HostResolver* resolver = nullptr;
 };
 
 Result<SiteConfig> loadSiteConfigFile(const std::string& path, const LoadOptions& options = {});

@@ -6,10 +6,8 @@ namespace scalws::common::config {
 namespace {
 
 constexpr ActionParser kActionParsers[] = {
-    {"respond", parseRespondAction},
-    {"static", parseStaticAction},
-    {"status", parseStatusAction},
-    {"php", parsePhpAction},
+    {"respond", parseRespondAction}, {"static", parseStaticAction}, {"status", parseStatusAction},
+    {"php", parsePhpAction},         {"proxy", parseProxyAction},
 };
 
 std::string actionNames() {

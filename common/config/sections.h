@@ -27,8 +27,13 @@ void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
 void parseListenSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parsePhpPoolSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+void parseUpstreamSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 // After every section: each php route names a [php_pool] that exists.
 void checkPhpPoolReferences(ParseContext& ctx, const SiteConfig& site);
+// After every section: upstream host names become addresses (LoadOptions::resolver), and
+// each proxy route names an [upstream] that exists.
+void resolveUpstreamHosts(ParseContext& ctx, SiteConfig& site);
+void checkUpstreamReferences(ParseContext& ctx, const SiteConfig& site);
 
 // listen.tls (a table): `path` is "listen.tls" for messages.
 void parseTlsTable(const ConfigValue& value, const std::string& path, ParseContext& ctx,
@@ -50,6 +55,8 @@ void parseStatusAction(const ConfigValue& value, const std::string& path, ParseC
                        RouteConfig& route);
 void parsePhpAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                     RouteConfig& route);
+void parseProxyAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                      RouteConfig& route);
 
 // The parts of a route other than its action.
 void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseContext& ctx,

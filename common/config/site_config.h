@@ -16,18 +16,10 @@
 #include <variant>
 #include <vector>
 
+#include "common/config/config_types.h"
+#include "common/config/proxy_config.h"
+
 namespace scalws::common::config {
-
-// Where a value came from, for messages: "site.toml:12:3".
-struct SourceLocation {
-  std::string file;
-  uint32_t line = 0;
-  uint32_t column = 0;
-  std::string toString() const;
-};
-
-using Milliseconds = uint64_t;
-using Bytes = uint64_t;
 
 enum class WorkerMode { kMulti, kSingle };
 enum class SandboxMode { kOff, kOn, kRequired };
@@ -120,11 +112,6 @@ struct MatchConfig {
   std::vector<std::string> methods;  // upper-case tokens; empty: any
 };
 
-struct HeaderPair {
-  std::string name;
-  std::string value;
-};
-
 struct RespondAction {
   uint16_t status = 200;
   std::string body;
@@ -194,7 +181,8 @@ struct RoutePolicy {
 
 struct RouteConfig {
   MatchConfig match;
-  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction> action;
+  std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction, ProxyAction>
+      action;
   RoutePolicy policy;
   SourceLocation where;
 };
@@ -204,7 +192,8 @@ struct SiteConfig {
   std::optional<ServerConfig> server;  // standalone only
   std::vector<ListenConfig> listens;
   std::vector<RouteConfig> routes;
-  std::vector<PhpPoolConfig> php_pools;  // in file order; names unique
+  std::vector<PhpPoolConfig> php_pools;   // in file order; names unique
+  std::vector<UpstreamConfig> upstreams;  // in file order; names unique
 };
 
 // The effective server settings: the [server] table, or defaults under the controller.

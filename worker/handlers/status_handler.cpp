@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metrics/latency_buckets.h"
+#include "worker/handlers/proxy/upstream_stats.h"
 #include "worker/loop/worker_loop.h"
 
 namespace scalws::worker {
@@ -19,6 +20,9 @@ void StatusHandler::handle(Request& request, ResponseWriter& writer) noexcept {
       {"p90", common::metrics::latencyPercentileUs(s.latency, 0.90)},
       {"p99", common::metrics::latencyPercentileUs(s.latency, 0.99)},
   };
+  // The proxy's servers as this process's loops see them (health is per loop; under the
+  // controller `scalwsctl instance show` sums every process).
+  j["upstreams"] = common::metrics::toJson(proxy::collectUpstreamStats());
   std::string body = j.dump();
   body.push_back('\n');
   static const HeaderField kHeaders[] = {{"Content-Type", "application/json"},

@@ -55,6 +55,16 @@ class Request {
   bool chunked = false;
   uint64_t content_length = 0;  // valid when has_body && !chunked
   bool expect_continue = false;
+  // The protocol the client asks to switch to ("websocket"): HTTP/1.1's Upgrade with
+  // `Connection: upgrade`, or HTTP/2's extended CONNECT :protocol (RFC 8441). Empty when
+  // none. A handler that accepts it answers 101 and the exchange becomes a tunnel
+  // (response_writer.h).
+  std::string_view upgrade;
+  // Set by the proxy for the access log: the upstream server that answered (or the last
+  // one tried), with its time from the request going out to the answer's end; empty when
+  // no upstream was involved. The view lives as long as the request's config snapshot.
+  std::string_view upstream_address;
+  uint64_t upstream_us = 0;
 
   uint64_t id = 0;        // unique per worker process, for logs
   uint64_t start_ns = 0;  // monotonic, when the head was complete

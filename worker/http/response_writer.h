@@ -6,6 +6,13 @@
 // the call returns unless the lifetime is kStable (the bytes outlive the response: e.g. a
 // config snapshot the connection holds). Calls after the connection died are ignored; an
 // async handler learns about that through InFlight::abort().
+//
+// Tunnels: to a request with Request::upgrade, a head with status 101 switches the
+// exchange to a byte tunnel (HTTP/1.1 sends the 101 as given; HTTP/2 answers an extended
+// CONNECT with 200, RFC 8441 §5). From then on what the client sends reaches the request's
+// BodySink unframed (onBodyEnd when it stops sending), sendBody() bytes reach the client
+// unframed, and finish() ends the tunnel after what is queued left. setBodyReadPaused()
+// and queuedBytes() work as for bodies; the connection's own timeouts no longer apply.
 #pragma once
 
 #include <cstdint>

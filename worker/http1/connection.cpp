@@ -74,8 +74,15 @@ void Connection::moveTo(State next) {
     case S::kBodyPaused:
       allowed = state_ == S::kReadingBody;
       break;
-    case S::kRequestDone:  // the body ended, or will not be read (an error, a stop)
+    case S::kRequestDone:  // the body ended, or will not be read (an error, a stop, a
+                           // finished tunnel)
       allowed = state_ != S::kLingering && state_ != S::kClosed;
+      break;
+    case S::kTunnel:  // the switch after a 101, or a paused tunnel resumed
+      allowed = state_ == S::kRequestDone || state_ == S::kTunnelPaused;
+      break;
+    case S::kTunnelPaused:
+      allowed = state_ == S::kTunnel;
       break;
     case S::kLingering:
       allowed = state_ == S::kRequestDone;
@@ -100,8 +107,10 @@ bool Connection::shouldRead() const {
     case State::kLingering:
       return true;  // (read_eof_ never set while lingering: it drains until EOF)
     case State::kReadingBody:
+    case State::kTunnel:
       return true;
-    case State::kBodyPaused:   // the body waits in the kernel until the handler caught up
+    case State::kBodyPaused:  // the body waits in the kernel until the handler caught up
+    case State::kTunnelPaused:
     case State::kRequestDone:  // pipelined bytes wait there until this response is done
       return false;
     case State::kClosed:
@@ -215,6 +224,10 @@ void Connection::onReadable() {
     if (!lingerRead()) close();
     return;
   }
+  if (tunnel()) {
+    readTunnel();
+    return;
+  }
   if (!ensureReadSpace()) {
     onCodecError(codec_.phase() == RequestCodec::Phase::kBody ? 413 : 431,
                  "request head does not fit the buffer");
@@ -251,7 +264,48 @@ void Connection::onReadable() {
   process();
 }
 
+void Connection::readTunnel() {
+  // The request's head stays where it is (the access log reads it at the end); the
+  // client's bytes go to the room behind it, handed over as soon as they arrive.
+  deliverTunnelBytes();
+  if (!read_buf_ || read_len_ >= read_cap_) {
+    LOG_DEBUG("tunnel: no room behind the request head");
+    close();
+    return;
+  }
+  ssize_t n = transport_->read(read_buf_.get() + read_len_, read_cap_ - read_len_);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    close();
+    return;
+  }
+  if (n == 0) {
+    read_eof_ = true;  // the client stopped sending: the handler hears, the tunnel stays
+    deliverBodyEnd();
+    if (state_ != State::kClosed) updatePoll();
+    return;
+  }
+  loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
+  read_len_ += static_cast<size_t>(n);
+  deliverTunnelBytes();
+  if (state_ != State::kClosed) updatePoll();
+}
+
+void Connection::deliverTunnelBytes() {
+  if (parse_pos_ >= read_len_) return;
+  std::string_view data(read_buf_.get() + parse_pos_, read_len_ - parse_pos_);
+  read_len_ = parse_pos_ = body_start_;
+  in_dispatch_ = true;  // output the handler makes meanwhile is flushed once, after
+  deliverBody(data);
+  in_dispatch_ = false;
+  flushOutput();
+}
+
 void Connection::process() {
+  if (tunnel()) {
+    deliverTunnelBytes();  // bytes that came with the upgrade request
+    return;
+  }
   in_dispatch_ = true;
   while (state_ == State::kIdle || state_ == State::kReadingHead || inRequest()) {
     if (responseFinished() && close_after_response_ && readingBody()) {
@@ -403,6 +457,10 @@ void Connection::flushOutput() {
   if (state_ == State::kIdle && parse_pos_ < read_len_ && !in_dispatch_) {
     // Pipelined requests were left unparsed while output was backed up.
     process();
+    return;
+  }
+  if (state_ == State::kTunnel && parse_pos_ < read_len_ && !in_dispatch_) {
+    deliverTunnelBytes();  // what the client sent right behind its upgrade request
     return;
   }
   if (state_ == State::kIdle) afterIdle();

@@ -58,17 +58,21 @@ class Connection final : public SocketConnection<Connection>,
   //   kIdle ─bytes─► kReadingHead ─head─► kReadingBody ◄─pause/unpause─► kBodyPaused
   //     ▲                  │                   │                             │
   //     │                  └─codec error───────┴──body complete─► kRequestDone ◄┘
-  //     └──── response finished, keep-alive ─────────────────────────┘   │
-  //                                  response finished, close ─► kLingering
+  //     └──── response finished, keep-alive ─────────────────────────┘   │  ▲
+  //                                  response finished, close ─► kLingering │
+  //   kRequestDone ─101 to an Upgrade─► kTunnel ◄─pause/unpause─► kTunnelPaused
+  //                                        └──── finish ───► kRequestDone
   //   any ─close()─► kClosed
   enum class State : uint8_t {
-    kIdle,         // between requests, no bytes of the next one yet
-    kReadingHead,  // part of a head has arrived
-    kReadingBody,  // head dispatched; its body is still arriving
-    kBodyPaused,   // the handler asked for no more body for now (setBodyReadPaused)
-    kRequestDone,  // the whole request is in (or will not be read): the response ends it
-    kLingering,    // final response sent, write side shut; draining what the client sends
-    kClosed,       // uv_close issued; waiting for the close callback
+    kIdle,          // between requests, no bytes of the next one yet
+    kReadingHead,   // part of a head has arrived
+    kReadingBody,   // head dispatched; its body is still arriving
+    kBodyPaused,    // the handler asked for no more body for now (setBodyReadPaused)
+    kRequestDone,   // the whole request is in (or will not be read): the response ends it
+    kTunnel,        // after a 101: bytes both ways, unframed, between client and handler
+    kTunnelPaused,  // the handler asked for no more client bytes for now
+    kLingering,     // final response sent, write side shut; draining what the client sends
+    kClosed,        // uv_close issued; waiting for the close callback
   };
   // How the response's body is framed (RFC 9112 §6): none (HEAD, 204, 304), as is
   // (Content-Length or close-delimited), or chunked.
@@ -106,9 +110,13 @@ class Connection final : public SocketConnection<Connection>,
   void moveTo(State next);
   bool inRequest() const {
     return state_ == State::kReadingBody || state_ == State::kBodyPaused ||
-           state_ == State::kRequestDone;
+           state_ == State::kRequestDone || tunnel();
   }
   bool readingBody() const { return state_ == State::kReadingBody || state_ == State::kBodyPaused; }
+  bool tunnel() const { return state_ == State::kTunnel || state_ == State::kTunnelPaused; }
+  // In a tunnel: hands the client's bytes to the handler as they come.
+  void readTunnel();
+  void deliverTunnelBytes();
 
   State state_ = State::kIdle;
   std::shared_ptr<const ConfigSnapshot> snapshot_;

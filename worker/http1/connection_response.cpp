@@ -11,6 +11,20 @@ namespace scalws::worker::http1 {
 void Connection::sendHead(const ResponseHead& head) noexcept {
   if (state_ == State::kClosed || !beginResponse(head.status)) return;
   if (head.close_connection) close_after_response_ = true;
+  if (head.status == 101 && !request_.upgrade.empty() && state_ == State::kRequestDone) {
+    // RFC 9110 §15.2.2: the 101 ends HTTP/1.1 on this connection; what follows is the
+    // protocol the handler switched to, unframed both ways. The handler's fields say which
+    // (Upgrade, Connection: upgrade).
+    HeadFraming framing;
+    framing.framing = Framing::kNone;
+    appendResponseHead(out_, head, framing, loop_.date().headerLine(),
+                       snapshot_->serverHeaderLine());
+    framing_ = BodyFraming::kPlain;
+    moveTo(State::kTunnel);
+    armTimer(Timer::kNone);  // the handler keeps the tunnel's idle timeout
+    if (!in_dispatch_) flushOutput();
+    return;
+  }
 
   HeadFraming framing;
   bool has_body = statusHasBody(head.status) && !request_.isHead();
@@ -66,10 +80,21 @@ void Connection::finish() noexcept {
   endResponse();
   // The rest of the body, if any, is read and dropped.
   if (state_ == State::kBodyPaused) moveTo(State::kReadingBody);
+  if (tunnel()) {
+    // The end of a tunnel is the end of the connection.
+    close_after_response_ = true;
+    moveTo(State::kRequestDone);
+  }
   if (!in_dispatch_) onResponseDone();
 }
 
 void Connection::setBodyReadPaused(bool paused) noexcept {
+  if (tunnel()) {
+    if (paused == (state_ == State::kTunnelPaused)) return;
+    moveTo(paused ? State::kTunnelPaused : State::kTunnel);
+    if (!in_dispatch_) updatePoll();
+    return;
+  }
   if (paused && state_ == State::kReadingBody) {
     moveTo(State::kBodyPaused);
   } else if (!paused && state_ == State::kBodyPaused) {

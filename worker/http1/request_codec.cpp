@@ -129,7 +129,9 @@ bool RequestCodec::execute(const char* data, size_t from, size_t to, DispatchRes
     return false;
   }
   if (err == HPE_PAUSED_UPGRADE) {
-    // Upgrade (h2c, websocket) is not offered: the request was served as a plain one.
+    // An Upgrade request ends here like any other (Request::upgrade names what it asked
+    // for); the connection becomes a tunnel only if its handler answers 101, and then it
+    // no longer feeds this codec. Otherwise the request was served as a plain one.
     llhttp_resume_after_upgrade(&parser_);
     result.outcome = Outcome::kMessageComplete;
     return false;
@@ -293,6 +295,8 @@ int RequestCodec::completeHead() {
   int host_count = 0;
   bool connection_close = false;
   bool connection_keep_alive = false;
+  bool connection_upgrade = false;
+  std::string_view upgrade;
   bool has_transfer_encoding = false;
   for (HeaderField& h : headers_) {
     if (!isToken(h.name)) return fail(400, "invalid header name");
@@ -310,10 +314,14 @@ int RequestCodec::completeHead() {
           r.expect_continue = true;
         }
         break;
+      case 7:
+        if (equalsIgnoreCase(h.name, "upgrade")) upgrade = h.value;
+        break;
       case 10:
         if (equalsIgnoreCase(h.name, "connection")) {
           connection_close |= headerListContains(h.value, "close");
           connection_keep_alive |= headerListContains(h.value, "keep-alive");
+          connection_upgrade |= headerListContains(h.value, "upgrade");
         }
         break;
       case 17:
@@ -376,6 +384,12 @@ int RequestCodec::completeHead() {
   r.keep_alive = r.version == HttpVersion::kHttp11 ? !connection_close
                                                    : (connection_keep_alive && !connection_close);
   if (!r.has_body) r.expect_continue = false;
+  // RFC 9110 §7.8: a client asks to switch protocols with Upgrade, named in Connection;
+  // the switch comes at the end of the request, so only one without a body may ask. The
+  // first protocol listed is the one a handler may accept (with a 101).
+  if (connection_upgrade && !upgrade.empty() && !r.has_body && r.version == HttpVersion::kHttp11) {
+    r.upgrade = trimOws(upgrade.substr(0, upgrade.find(',')));
+  }
 
   phase_ = Phase::kBody;
   if (!callbacks_.onRequestHead(r)) {

@@ -65,6 +65,9 @@ Session::Session(SessionOwner& owner, const SessionSettings& settings, common::D
       {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, settings.max_header_list},
       {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
       {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
+      // RFC 8441 §3: extended CONNECT, how WebSockets travel over HTTP/2 (a handler that
+      // does not tunnel answers such a request like any other).
+      {NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1},
   };
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, entries, std::size(entries));
   nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0,
@@ -254,8 +257,9 @@ bool Session::hasBlockedData() const {
 
 bool Session::awaitsRequestBody() const {
   for (Stream* s = active_; s != nullptr; s = s->next_) {
-    // A paused body is held back by us, not by the client: no body timeout for it.
-    if (s->request_state_ == Stream::RequestState::kBody) return true;
+    // A paused body is held back by us, not by the client: no body timeout for it; nor
+    // for a tunnel, whose client may stay quiet as long as its handler allows.
+    if (s->request_state_ == Stream::RequestState::kBody && !s->tunnelled()) return true;
   }
   return false;
 }

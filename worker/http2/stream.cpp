@@ -63,7 +63,7 @@ void Stream::recycle() {
   request_.resetForReuse();
   headers_.clear();
   nva_.clear();
-  method_ = path_ = authority_ = {};
+  method_ = path_ = authority_ = protocol_ = {};
   header_bytes_ = 0;
   header_count_ = 0;
   request_error_ = 0;
@@ -105,6 +105,8 @@ void Stream::addHeader(nghttp2_rcbuf* name_buf, nghttp2_rcbuf* value_buf) {
       path_ = value;
     } else if (name == ":authority") {
       authority_ = value;
+    } else if (name == ":protocol") {
+      protocol_ = value;  // nghttp2 allows it only with SETTINGS_ENABLE_CONNECT_PROTOCOL
     }
     return;
   }
@@ -188,6 +190,8 @@ void Stream::finishHead(bool end_stream) {
   std::string_view length = r.header("content-length");
   for (char c : length) r.content_length = r.content_length * 10 + static_cast<uint64_t>(c - '0');
   r.expect_continue = equalsIgnoreCase(r.header("expect"), "100-continue");
+  // RFC 8441 §4: an extended CONNECT asks for the protocol :protocol names over this stream.
+  if (r.method == Method::kConnect && !protocol_.empty()) r.upgrade = protocol_;
   request_state_ = end_stream ? RequestState::kComplete : RequestState::kBody;
 }
 
@@ -267,14 +271,16 @@ void Stream::addResponseHeader(std::string_view name, std::string_view value) {
 }
 
 void Stream::sendHead(const ResponseHead& head) noexcept {
-  if (!beginResponse(head.status)) return;
-  bool body_allowed = statusHasBody(head.status);
+  // RFC 8441 §5: an accepted extended CONNECT is answered 2xx (HTTP/2 has no 101), and its
+  // DATA both ways is the tunnel.
+  uint16_t code = head.status == 101 && !request_.upgrade.empty() ? 200 : head.status;
+  if (!beginResponse(code)) return;
+  bool body_allowed = statusHasBody(code);
   bool has_body = body_allowed && !request_.isHead();
 
   nva_.clear();
-  char status[3] = {static_cast<char>('0' + head.status / 100 % 10),
-                    static_cast<char>('0' + head.status / 10 % 10),
-                    static_cast<char>('0' + head.status % 10)};
+  char status[3] = {static_cast<char>('0' + code / 100 % 10),
+                    static_cast<char>('0' + code / 10 % 10), static_cast<char>('0' + code % 10)};
   addResponseHeader(":status", std::string_view(status, 3));
   for (const HeaderField& h : head.headers) {
     if (!droppedResponseField(h.name)) addResponseHeader(h.name, h.value);

@@ -68,6 +68,8 @@ class Stream final : public HttpStream {
   void setBodyReadPaused(bool paused) noexcept override;
   // Body bytes received but not consumed yet (held back by a pause).
   uint64_t unconsumedBytes() const { return unconsumed_; }
+  // An extended CONNECT (RFC 8441) whose handler accepted it: DATA both ways is a tunnel.
+  bool tunnelled() const { return !request_.upgrade.empty() && responseStarted(); }
 
  private:
   friend class Session;
@@ -95,7 +97,7 @@ class Stream final : public HttpStream {
   int32_t id_ = 0;
   std::vector<HeaderField> headers_;
   std::vector<nghttp2_rcbuf*> held_;  // buffers the request's views point into
-  std::string_view method_, path_, authority_;
+  std::string_view method_, path_, authority_, protocol_;
   size_t header_bytes_ = 0;
   uint32_t header_count_ = 0;
   uint16_t request_error_ = 0;

@@ -12,6 +12,7 @@ using common::Status;
 using common::config::PhpAction;
 using common::config::PhpPoolConfig;
 using common::config::SiteConfig;
+using common::config::UpstreamServerConfig;
 
 Status applyPhpPoolGrants(SiteConfig& site, const std::vector<ipc::PhpPoolGrant>& grants) {
   std::vector<PhpPoolConfig> pools;
@@ -64,6 +65,11 @@ ConnectAllowance connectAllowanceOf(const sandbox::SandboxReport& report,
     a.unix_sockets =
         std::any_of(start_site.php_pools.begin(), start_site.php_pools.end(),
                     [](const PhpPoolConfig& p) { return p.kind == PhpPoolConfig::Kind::kUnix; });
+    for (const auto& upstream : start_site.upstreams) {
+      for (const auto& server : upstream.servers) {
+        a.unix_sockets = a.unix_sockets || server.kind == UpstreamServerConfig::Kind::kUnix;
+      }
+    }
   }
   if (report.landlock.enforced &&
       (report.landlock.handledNet & sandbox::landlock_abi::kNetConnectTcp) != 0) {
@@ -87,6 +93,23 @@ Status poolsFitSandbox(const ConnectAllowance& allowance, const SiteConfig& next
                     "PHP pool " + pool.name + " at " + pool.address +
                         " is outside the sandbox this worker started with; restart the "
                         "instance to apply it");
+    }
+  }
+  for (const auto& upstream : next.upstreams) {
+    for (const auto& server : upstream.servers) {
+      bool fits = true;
+      if (server.kind == UpstreamServerConfig::Kind::kUnix) {
+        fits = allowance.unix_sockets;
+      } else if (!allowance.any_tcp_port) {
+        fits = std::find(allowance.tcp_ports.begin(), allowance.tcp_ports.end(), server.port) !=
+               allowance.tcp_ports.end();
+      }
+      if (!fits) {
+        return Status(common::StatusCode::kFailedPrecondition,
+                      "upstream " + upstream.name + " server " + server.address +
+                          " is outside the sandbox this worker started with; restart the "
+                          "instance to apply it");
+      }
     }
   }
   return Status();

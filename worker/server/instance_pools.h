@@ -30,8 +30,8 @@ common::Status applyPhpPoolGrants(common::config::SiteConfig& site,
 std::map<std::string, uint32_t> phpPoolShares(const std::vector<ipc::PhpPoolGrant>& grants);
 
 // Where the worker may still connect, as fixed when it entered its sandbox: seccomp
-// refuses socket(AF_UNIX) unless the start config had a unix pool, and Landlock (ABI >= 4)
-// refuses TCP connects except to the ports of the start config. Neither can be widened
+// refuses socket(AF_UNIX) unless the start config had a unix pool or upstream, and Landlock
+// (ABI >= 4) refuses TCP connects except to the ports of the start config. Neither can be widened
 // from inside.
 struct ConnectAllowance {
   bool unix_sockets = true;
@@ -41,8 +41,9 @@ struct ConnectAllowance {
 ConnectAllowance connectAllowanceOf(const sandbox::SandboxReport& report,
                                     const common::config::SiteConfig& start_site);
 
-// Ok when every PHP pool of `next` is reachable under `allowance`; else why not (a reload
-// to it is refused: the instance must be restarted to get a sandbox that fits).
+// Ok when every PHP pool and upstream server of `next` is reachable under `allowance`; else
+// why not (a reload to it is refused: the instance must be restarted to get a sandbox that
+// fits).
 common::Status poolsFitSandbox(const ConnectAllowance& allowance,
                                const common::config::SiteConfig& next);
 

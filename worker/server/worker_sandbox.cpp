@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <variant>
 
+#include "common/config/host_resolver.h"
 #include "common/log.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
@@ -66,6 +67,16 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
       in.unixConnect = true;
     }
   }
+  // The proxy connects to its upstreams' ports and nowhere else (health probes included).
+  for (const auto& upstream : snapshot.site().upstreams) {
+    for (const auto& upstream_server : upstream.servers) {
+      if (upstream_server.kind == common::config::UpstreamServerConfig::Kind::kTcp) {
+        in.tcpConnectPorts.push_back(upstream_server.port);
+      } else {
+        in.unixConnect = true;
+      }
+    }
+  }
   if (!server.access_log.empty()) in.logFiles.push_back(server.access_log);
   if (!server.error_log.empty()) in.logFiles.push_back(server.error_log);
   // A reload in single mode re-reads the config from inside the sandbox, and with it the
@@ -104,6 +115,9 @@ Result<sandbox::SandboxReport> enterSandbox(const ConfigSnapshot& snapshot,
   if (!policy.ok()) return policy.status();
   Result<sandbox::SandboxReport> report = sandbox::applySandbox(*policy);
   if (!report.ok()) return report.status();
+  // DNS is out of reach from here on: a reload resolves upstream names from what was
+  // resolved before (host_resolver.h).
+  if (policy->mode != sandbox::SandboxMode::kOff) common::config::sealProcessResolver();
   const auto& r = *report;
   LOG_INFO("sandbox: uid %u gid %u, landlock abi %d%s, seccomp %s (%zu syscalls)%s",
            static_cast<unsigned>(getuid()), static_cast<unsigned>(getgid()), r.landlock.abi,

@@ -28,7 +28,7 @@ TEST(RouteSection, RoutesKeepFileOrder) {
 
 TEST(RouteSection, NeedsAnAction) {
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefix = \"/\" }\n"),
-            "t.toml:1:1: route: no action (expected one of: respond, static, status, php)");
+            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy)");
 }
 
 TEST(RouteSection, TakesExactlyOneAction) {
@@ -38,12 +38,12 @@ TEST(RouteSection, TakesExactlyOneAction) {
 }
 
 TEST(RouteSection, UnknownActionsAreUnknownKeys) {
-  EXPECT_EQ(snippetErrors("[[route]]\nproxy = { upstream = \"api\" }\n"),
-            "t.toml:1:1: route: no action (expected one of: respond, static, status, php)\n"
-            "t.toml:2:1: route: unknown key \"proxy\" (expected one of: match, respond, static, "
-            "status, php, policy)");
+  EXPECT_EQ(snippetErrors("[[route]]\napp = { name = \"api\" }\n"),
+            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy)\n"
+            "t.toml:2:1: route: unknown key \"app\" (expected one of: match, respond, static, "
+            "status, php, proxy, policy)");
   EXPECT_EQ(snippetErrors("[[route]]\nrespnd = {}\n"),
-            "t.toml:1:1: route: no action (expected one of: respond, static, status, php)\n"
+            "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy)\n"
             "t.toml:2:1: route: unknown key \"respnd\" (did you mean \"respond\"?)");
 }
 

@@ -21,6 +21,7 @@ struct Seen {
   bool keep_alive = false;
   bool chunked = false;
   bool expect_continue = false;
+  std::string upgrade;
   uint64_t content_length = 0;
   std::string body;
   bool complete = false;
@@ -47,6 +48,7 @@ class Driver : public RequestCodecCallbacks {
     s.keep_alive = r.keep_alive;
     s.chunked = r.chunked;
     s.expect_continue = r.expect_continue;
+    s.upgrade = std::string(r.upgrade);
     s.content_length = r.content_length;
     seen.push_back(s);
     codec_.setBodyLimit(body_limit);
@@ -214,6 +216,28 @@ TEST_P(RequestCodecTest, ExpectContinue) {
          GetParam());
   ASSERT_EQ(d.error_status, 0) << d.error_reason;
   EXPECT_TRUE(d.seen[0].expect_continue);
+}
+
+TEST_P(RequestCodecTest, UpgradeRequestsNameTheirProtocol) {
+  Driver d;
+  d.feed(
+      "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade\r\n"
+      "Upgrade: websocket, h2c\r\n\r\n",
+      GetParam());
+  ASSERT_EQ(d.error_status, 0) << d.error_reason;
+  ASSERT_EQ(d.seen.size(), 1u);
+  EXPECT_EQ(d.seen[0].upgrade, "websocket");
+  // RFC 9110 §7.8: Upgrade counts only when Connection names it; and a request with a
+  // body cannot switch at its end.
+  Driver no_connection;
+  no_connection.feed("GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n", GetParam());
+  EXPECT_EQ(no_connection.seen.at(0).upgrade, "");
+  Driver with_body;
+  with_body.feed(
+      "POST / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: websocket\r\n"
+      "Content-Length: 1\r\n\r\nx",
+      GetParam());
+  EXPECT_EQ(with_body.seen.at(0).upgrade, "");
 }
 
 struct Malformed {

@@ -128,5 +128,36 @@ TEST(InstancePoolsTest, ReloadsMustStayInsideTheSandbox) {
   EXPECT_TRUE(poolsFitSandbox(ConnectAllowance(), unix_pool).ok());
 }
 
+TEST(InstancePoolsTest, UpstreamsMustStayInsideTheSandboxToo) {
+  const std::string upstreams = std::string(kSite) +
+                                "[[route]]\nmatch = { prefix = \"/api/\" }\nproxy = { upstream = "
+                                "\"api\" }\n[upstream.api]\nservers = [\"127.0.0.1:8081\"]\n";
+  SiteConfig start = load(upstreams);
+  ASSERT_TRUE(applyPhpPoolGrants(start, {{"main", "tcp:127.0.0.1:9000", 4, 4},
+                                         {"admin", "tcp:127.0.0.1:9000", 4, 4}})
+                  .ok());
+  sandbox::SandboxReport report;
+  report.seccomp.enforced = true;
+  report.landlock.enforced = true;
+  report.landlock.handledNet = sandbox::landlock_abi::kNetConnectTcp;
+  report.landlock.tcpConnectPorts = {8081, 9000};
+  ConnectAllowance allowance = connectAllowanceOf(report, start);
+  EXPECT_TRUE(poolsFitSandbox(allowance, start).ok());
+  std::string moved = upstreams;
+  moved.replace(moved.find("8081"), 4, "8082");
+  SiteConfig next = load(moved);
+  ASSERT_TRUE(applyPhpPoolGrants(next, {{"main", "tcp:127.0.0.1:9000", 4, 4},
+                                        {"admin", "tcp:127.0.0.1:9000", 4, 4}})
+                  .ok());
+  common::Status refused = poolsFitSandbox(allowance, next);
+  EXPECT_EQ(refused.code(), common::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("upstream api server 127.0.0.1:8082"), std::string::npos);
+  // A unix-socket upstream in the start config allows unix sockets.
+  std::string unix_text = upstreams;
+  unix_text.replace(unix_text.find("127.0.0.1:8081"), 14, "unix:/run/api.sock");
+  SiteConfig unix_start = load(unix_text);
+  EXPECT_TRUE(connectAllowanceOf(report, unix_start).unix_sockets);
+}
+
 }  // namespace
 }  // namespace scalws::worker

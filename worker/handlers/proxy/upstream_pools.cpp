@@ -1,0 +1,68 @@
+#include "worker/handlers/proxy/upstream_pools.h"
+
+#include "worker/handlers/proxy/proxy_exchange.h"
+#include "worker/handlers/proxy/tunnel.h"
+#include "worker/handlers/proxy/upstream_stats.h"
+#include "worker/loop/worker_loop.h"
+
+namespace scalws::worker::proxy {
+
+UpstreamPools::UpstreamPools(WorkerLoop& loop) : loop_(loop) {
+  registerLoopPools(*this);
+}
+
+UpstreamPools::~UpstreamPools() {
+  unregisterLoopPools(*this);
+}
+
+UpstreamPool& UpstreamPools::poolFor(const std::shared_ptr<const UpstreamSpec>& spec) {
+  for (auto& p : pools_) {
+    if (p->specPointer() == spec.get()) return *p;  // the common case: the same snapshot
+  }
+  // A new snapshot: other threads may be reading the pools (upstream_stats.h).
+  std::lock_guard<std::mutex> lock(upstreamStatsMutex());
+  for (auto& p : pools_) {
+    if (p->retired() || p->spec().name != spec->name) continue;
+    if (p->spec().sameServers(*spec)) {
+      p->update(spec);
+      return *p;
+    }
+    p->retire();
+  }
+  pools_.push_back(std::make_unique<UpstreamPool>(loop_, spec));
+  return *pools_.back();
+}
+
+ProxyExchange& UpstreamPools::takeExchange() {
+  if (free_.empty()) {
+    exchanges_.push_back(std::make_unique<ProxyExchange>(*this));
+    return *exchanges_.back();
+  }
+  ProxyExchange* x = free_.back();
+  free_.pop_back();
+  return *x;
+}
+
+void UpstreamPools::recycle(ProxyExchange& exchange) {
+  free_.push_back(&exchange);
+}
+
+Tunnel& UpstreamPools::takeTunnel() {
+  if (free_tunnels_.empty()) {
+    tunnels_.push_back(std::make_unique<Tunnel>(*this));
+    return *tunnels_.back();
+  }
+  Tunnel* t = free_tunnels_.back();
+  free_tunnels_.pop_back();
+  return *t;
+}
+
+void UpstreamPools::recycleTunnel(Tunnel& tunnel) {
+  free_tunnels_.push_back(&tunnel);
+}
+
+void UpstreamPools::onLoopStopping() noexcept {
+  for (auto& p : pools_) p->stop();
+}
+
+}  // namespace scalws::worker::proxy
