@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/quoted.h"
 #include "controller/child_process.h"
 #include "controller/instances/instance_config.h"
 #include "controller/metrics/metrics_report.h"
@@ -22,7 +23,7 @@ constexpr uint64_t kMaxEvents = 1000;
 Result<int> eventLimit(const Json& args, std::string_view key, int fallback) {
   SCALWS_ASSIGN_OR_RETURN(uint64_t n, ipc::optionalUint(args, key, fallback));
   if (n > kMaxEvents) {
-    return common::invalidArgument("\"" + std::string(key) + "\" must be at most " +
+    return common::invalidArgument(common::quoted(key) + " must be at most " +
                                    std::to_string(kMaxEvents));
   }
   return static_cast<int>(n);
