@@ -261,7 +261,7 @@ Json ReadyArgs::encode() const {
           {"pid", static_cast<uint64_t>(pid)},
           {"loops", loops},
           {"listeners", reportsJson(listeners)},
-          {"sandbox", sandbox}};
+          {"sandbox", sandbox.encode()}};
 }
 
 Result<ReadyArgs> ReadyArgs::decode(const Json& args) {
@@ -284,10 +284,10 @@ Result<ReadyArgs> ReadyArgs::decode(const Json& args) {
   if (!listeners.ok()) return bad("ready", listeners.status());
   r.listeners = std::move(listeners).value();
   auto sandbox = args.find("sandbox");
-  if (sandbox == args.end() || !sandbox->is_object()) {
-    return common::invalidArgument("ready: \"sandbox\" must be an object");
-  }
-  r.sandbox = *sandbox;
+  if (sandbox == args.end()) return common::invalidArgument("ready: no \"sandbox\"");
+  Result<SandboxSummary> summary = SandboxSummary::decode(*sandbox);
+  if (!summary.ok()) return bad("ready", summary.status());
+  r.sandbox = std::move(summary).value();
   return r;
 }
 

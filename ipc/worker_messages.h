@@ -32,6 +32,7 @@
 #include "common/status.h"
 #include "ipc/message.h"
 #include "ipc/php_pool_grants.h"
+#include "ipc/sandbox_summary.h"
 
 namespace scalws::ipc {
 
@@ -109,7 +110,7 @@ struct ReadyArgs {
   int64_t pid = 0;
   uint32_t loops = 0;
   std::vector<ListenerReport> listeners;
-  Json sandbox = Json::object();  // what the worker says it entered (an object)
+  SandboxSummary sandbox;  // what the worker says it entered
 
   Json encode() const;
   static common::Result<ReadyArgs> decode(const Json& args);

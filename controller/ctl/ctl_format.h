@@ -21,8 +21,7 @@ std::string renderTable(const std::vector<std::string>& header,
 // "key           value\n": a key/value block's line, values aligned at column 15.
 std::string labelled(const std::string& key, const std::string& value);
 
-// C0 and C1 control characters and DEL as \xNN (a tab and a backslash too: \t, \\), and
-// bytes that are not UTF-8 as \xNN; everything else as it is.
+// common::printable(): control characters and bytes that are not UTF-8 escaped.
 std::string escapeText(std::string_view text);
 
 // "2024-05-01 12:00:05" in local time; "-" for 0.

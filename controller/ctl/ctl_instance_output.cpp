@@ -22,13 +22,35 @@ std::string eventsTable(const Json& events) {
   return renderTable({"TIME", "EVENT", "MESSAGE"}, rows);
 }
 
-// What the workers' sandbox enforces, from the report the first worker sent when it
-// became ready (every worker of an instance gets the same policy).
-std::string sandboxSection(const Json& processes) {
+// What the controller read itself in each worker's /proc/PID/status: fact.
+std::string checkedSection(const Json& processes) {
+  std::string out;
+  for (const Json& p : processes) {
+    const Json& c = object(p, "checked");
+    if (c.empty()) continue;
+    out += "  pid " + text(p, "pid") + ": ";
+    if (c.contains("error")) {
+      out += text(c, "error") + "\n";
+      continue;
+    }
+    const Json& uid = array(c, "uid");
+    const Json& gid = array(c, "gid");
+    out += "user " + text(c, "user", "(none)") + " uid " +
+           (uid.size() == 4 ? textOf(uid[1]) : "?") + " gid " +
+           (gid.size() == 4 ? textOf(gid[1]) : "?") + ", no_new_privs " +
+           (flag(c, "no_new_privs") ? "yes" : "NO") + ", seccomp " + text(c, "seccomp") +
+           ", capabilities " + text(c, "capabilities") + "\n";
+  }
+  return out.empty() ? "" : "\nsandbox, as the controller reads it in /proc:\n" + out;
+}
+
+// What the workers say their sandbox enforces: the report the first worker sent when it
+// became ready (every worker of an instance gets the same policy). Their word, not a fact.
+std::string reportedSection(const Json& processes) {
   for (const Json& p : processes) {
     const Json& sb = object(p, "sandbox");
     if (sb.empty()) continue;
-    std::string out = "\nsandbox (reported by pid " + text(p, "pid") + "):\n";
+    std::string out = "\nsandbox, as worker pid " + text(p, "pid") + " reports it:\n";
     const Json& id = object(sb, "identity");
     out += "  user " + text(id, "user", "(unchanged)") + " uid " + text(id, "uid", "0") + " gid " +
            text(id, "gid", "0") + ", no_new_privs " + (flag(sb, "no_new_privs") ? "yes" : "no") +
@@ -166,7 +188,8 @@ std::string renderInstanceShow(const Json& r) {
   out += procs.empty()
              ? "  none\n"
              : renderTable({"SLOT", "PID", "CPUS", "STATE", "STARTED", "RESTARTS"}, procs);
-  out += sandboxSection(array(r, "processes"));
+  out += checkedSection(array(r, "processes"));
+  out += reportedSection(array(r, "processes"));
   out += "\nevents (newest first):\n";
   const Json& events = array(r, "events");
   out += events.empty() ? "  none\n" : eventsTable(events);

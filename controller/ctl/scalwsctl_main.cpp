@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/printable.h"
 #include "controller/ctl/ctl_command.h"
 #include "controller/ctl/ctl_output.h"
 #include "ipc/blocking_client.h"
@@ -20,8 +21,9 @@ namespace {
 
 constexpr size_t kMaxConfigBytes = 512 * 1024;  // well inside one 1 MiB frame
 
+// Messages come from the controller, and some from workers through it: escaped.
 int failed(const std::string& message) {
-  std::fprintf(stderr, "scalwsctl: %s\n", message.c_str());
+  std::fprintf(stderr, "scalwsctl: %s\n", common::printable(message).c_str());
   return 1;
 }
 
@@ -77,7 +79,8 @@ int scalwsctlMain(const std::vector<std::string>& args, const char* env_socket) 
   common::Result<ipc::Json> result = client->call(cmd->op, cmd->args, cmd->timeout());
   if (!result.ok()) return failed(result.status().message());
   if (cmd->json) {
-    std::printf("%s\n", result->dump(2).c_str());
+    // ASCII only: a worker's string cannot reach the terminal as a C1 control either.
+    std::printf("%s\n", result->dump(2, ' ', true).c_str());
   } else {
     std::fputs(renderResult(cmd->op, *result).c_str(), stdout);
   }

@@ -6,6 +6,7 @@
 #include "controller/deferred_call.h"
 #include "controller/instances/instance_config.h"
 #include "controller/instances/launch_digest.h"
+#include "controller/instances/process_facts.h"
 #include "controller/metrics/metrics_collector.h"
 #include "controller/pools/pool_binding.h"
 
@@ -55,7 +56,8 @@ Json InstanceSupervisor::processes() const {
                 {"started_ms", w.startedMs()},
                 {"restarts", slot == nullptr ? 0 : slot->restarts},
                 {"attached", slot != nullptr && slot->attached},
-                {"sandbox", w.sandbox()}};
+                {"checked", processFacts(w.pid())},
+                {"sandbox", w.sandbox() ? w.sandbox()->encode() : Json(nullptr)}};
   };
   for (const Slot& s : slots_) {
     if (s.worker) {

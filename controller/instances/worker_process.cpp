@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/printable.h"
 #include "controller/child_process.h"
 #include "controller/instances/worker_probe.h"
 
@@ -154,7 +155,8 @@ void WorkerProcess::onReady(ipc::Incoming& request, ipc::Replier replier) {
   if (state_ != State::kStarting) return;
   Result<ipc::ReadyArgs> ready = ipc::ReadyArgs::decode(request.args());
   if (!ready.ok()) return failStart("sent a malformed ready: " + ready.status().message());
-  if (!ready->ok) return failStart(ready->error);
+  // The worker's own words: escaped before they reach a log line or the DB.
+  if (!ready->ok) return failStart(common::printable(ready->error));
   state_ = State::kReady;
   sandbox_ = std::move(ready->sandbox);
   timer_.stop();

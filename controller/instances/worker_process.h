@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/metrics/metrics_snapshot.h"
@@ -101,8 +102,9 @@ class WorkerProcess {
   void detach();
 
   pid_t pid() const { return pid_; }
-  // The sandbox report the worker sent with `ready` (null for a re-attached worker).
-  const ipc::Json& sandbox() const { return sandbox_; }
+  // The sandbox report the worker sent with `ready` (none for a re-attached worker): its
+  // own word, well formed (the decoder refused anything else).
+  const std::optional<ipc::SandboxSummary>& sandbox() const { return sandbox_; }
   uint32_t slot() const { return slot_; }
   State state() const { return state_; }
   bool isChild() const { return is_child_; }
@@ -139,7 +141,7 @@ class WorkerProcess {
 
   uv_loop_t* loop_;
   pid_t pid_;
-  ipc::Json sandbox_;
+  std::optional<ipc::SandboxSummary> sandbox_;
   common::UniqueFd pidfd_;
   Callbacks callbacks_;
   State state_ = State::kStarting;

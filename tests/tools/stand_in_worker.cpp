@@ -12,6 +12,7 @@
 //   exit-after-ready  exits 3 100 ms after ready (when its siblings are ready too)
 //   lie-on-attach     to a controller that attaches: a config and pools it never got
 //   bad-sandbox       ready with a sandbox report of the wrong shape, holding escapes
+//   escape-sandbox    ready with a well-formed report whose strings hold terminal escapes
 //   metrics-flood     1000 metrics a second, every tenth over 64 KiB
 //   forge-log         lines on stderr dressed as the controller's
 #include <sys/socket.h>
@@ -139,16 +140,23 @@ class StandIn {
     ready.pid = ::getpid();
     ready.loops = settings_.loops;
     ready.listeners = listeners_;
-    ready.sandbox = Json::object();
+    ready.sandbox.mode = "off";  // it enters none, and says so
+    if (flags_.count("escape-sandbox")) {
+      // Well formed, but every string made to work on a terminal or a log.
+      ready.sandbox.user = "\x1b[2J\x1b[31mroot";
+      ready.sandbox.landlock_paths = {{"\x1b]0;owned\x07/", "read_write"}};
+      ready.sandbox.degraded = {"nothing\nscalws-controller: forged line"};
+    }
+    Json args = ready.encode();
     if (flags_.count("bad-sandbox")) {
-      ready.sandbox = {{"identity", {{"user", 7}, {"uid", "root\x1b[31m"}}},
-                       {"no_new_privs", "yes"},
-                       {"landlock", {{"paths", "\x1b]0;owned\x07"}}},
-                       {"seccomp", {{"action", {{"nested", true}}}}},
-                       {"degraded", {1, "line\nscalws-controller: forged"}}};
+      args["sandbox"] = {{"identity", {{"user", 7}, {"uid", "root\x1b[31m"}}},
+                         {"no_new_privs", "yes"},
+                         {"landlock", {{"paths", "\x1b]0;owned\x07"}}},
+                         {"seccomp", {{"action", {{"nested", true}}}}},
+                         {"degraded", {1, "line\nscalws-controller: forged"}}};
     }
     ready_ = true;
-    (void)endpoint_->request("ready", ready.encode(), {}, [this](Result<Json>) {
+    (void)endpoint_->request("ready", std::move(args), {}, [this](Result<Json>) {
       if (flags_.count("exit-after-ready")) {
         uv_timer_init(loop_, &exit_timer_);
         uv_timer_start(

@@ -16,6 +16,31 @@
 namespace scalws::worker {
 namespace {
 
+// The report in the shape of the ready message (ipc/sandbox_summary.h).
+ipc::SandboxSummary summaryOf(const sandbox::SandboxReport& r) {
+  ipc::SandboxSummary s;
+  s.mode = std::string(sandbox::sandboxModeName(r.mode));
+  s.identity_changed = r.identity.changed;
+  s.user = r.identity.user;
+  s.uid = r.identity.uid;
+  s.gid = r.identity.gid;
+  s.groups.assign(r.identity.groups.begin(), r.identity.groups.end());
+  s.no_new_privs = r.noNewPrivs;
+  s.landlock_abi = static_cast<uint64_t>(r.landlock.abi);
+  s.landlock_enforced = r.landlock.enforced;
+  for (const sandbox::LandlockPathReport& p : r.landlock.paths) {
+    s.landlock_paths.push_back({p.path, std::string(sandbox::pathAccessName(p.access))});
+  }
+  s.tcp_connect_ports.assign(r.landlock.tcpConnectPorts.begin(), r.landlock.tcpConnectPorts.end());
+  s.landlock_scoped = sandbox::landlockScopeNames(r.landlock.scoped);
+  s.seccomp_enforced = r.seccomp.enforced;
+  s.seccomp_action = std::string(sandbox::seccompActionName(r.seccomp.action));
+  s.allowed_syscalls = r.seccomp.allowedSyscalls;
+  s.degraded = r.degraded;
+  s.verified = r.verified;
+  return s;
+}
+
 // How often a worker tells the controller its figures (every second).
 constexpr uint64_t kMetricsIntervalMs = 1000;
 
@@ -52,7 +77,7 @@ class InstanceServer final : public InstanceHost {
     return exit_code_;
   }
 
-  common::Result<ipc::Json> goLive(const InstancePlan& plan) override {
+  common::Result<ipc::SandboxSummary> goLive(const InstancePlan& plan) override {
     std::vector<std::vector<ListenerSocket>> per_loop(plan.settings.loops);
     const auto& listens = plan.snapshot->site().listens;
     for (const InstanceListener& l : plan.listeners) {
@@ -89,7 +114,7 @@ class InstanceServer final : public InstanceHost {
     startMetricsTimer();
     LOG_INFO("instance %s: serving, slot %u, %zu loop(s)", plan.settings.instance.c_str(),
              plan.settings.slot, loops_->size());
-    return report->toJson();
+    return summaryOf(*report);
   }
 
   void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot,

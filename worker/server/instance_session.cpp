@@ -247,7 +247,7 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
 
 void InstanceSession::goLive() {
   if (state_ != State::kGoingLive) return;
-  Result<Json> sandbox = host_.goLive(plan_);
+  Result<ipc::SandboxSummary> sandbox = host_.goLive(plan_);
   if (!sandbox.ok()) {
     LOG_ERROR("instance %s: cannot serve: %s", instance_.c_str(),
               sandbox.status().message().c_str());

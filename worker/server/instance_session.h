@@ -70,9 +70,9 @@ struct InstancePlan {
 class InstanceHost {
  public:
   virtual ~InstanceHost() = default;
-  // Sandboxes the process and starts the loops on `plan`. The result is the `sandbox`
-  // object of the ready message; an error ends the worker (after ready{ok:false}).
-  virtual common::Result<ipc::Json> goLive(const InstancePlan& plan) = 0;
+  // Sandboxes the process and starts the loops on `plan`. The result is the sandbox report
+  // of the ready message; an error ends the worker (after ready{ok:false}).
+  virtual common::Result<ipc::SandboxSummary> goLive(const InstancePlan& plan) = 0;
   // Swaps every loop to `snapshot`; `on_applied` fires (on the main thread, possibly
   // later) once new requests start on it.
   virtual void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot,

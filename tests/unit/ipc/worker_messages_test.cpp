@@ -125,11 +125,12 @@ TEST(WorkerMessagesTest, ReadyOkOrNot) {
   ok.pid = 42;
   ok.loops = 2;
   ok.listeners = {{{0, "127.0.0.1:8080", 8080, false}, 5}};
-  ok.sandbox = {{"no_new_privs", true}};
+  ok.sandbox.no_new_privs = true;
+  ok.sandbox.landlock_paths = {{"/srv/www", "read_only"}};
   auto back = ReadyArgs::decode(wire(ok.encode()));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_TRUE(back->ok);
-  EXPECT_EQ(back->sandbox["no_new_privs"], true);
+  EXPECT_EQ(back->sandbox, ok.sandbox);
   Json no_sandbox = ok.encode();
   no_sandbox["sandbox"] = "trust me";
   EXPECT_FALSE(ReadyArgs::decode(no_sandbox).ok());

@@ -116,3 +116,60 @@ TEST(CtlOutputTest, ActionsSayWhereTheInstanceIs) {
 
 }  // namespace
 }  // namespace scalws::ctl
+
+namespace scalws::ctl {
+namespace {
+
+// What a hostile worker could put in a result: wrong types where strings and numbers go,
+// and terminal escapes in every string. Nothing throws, nothing escapes unescaped.
+TEST(CtlOutputTest, AnyShapeAndAnyBytesRenderSafely) {
+  Json evil = {{"name", "web"},
+               {"status", "running\x1b[2J"},
+               {"user", 7},
+               {"cpus", "two"},
+               {"config", {{"listen", {1, "\x1b]0;x\x07"}}, {"routes", "many"}}},
+               {"php_pools", "none"},
+               {"processes",
+                {{{"pid", "12\n34"},
+                  {"state", {{"a", 1}}},
+                  {"checked",
+                   {{"uid", "x"},
+                    {"seccomp", 2},
+                    {"user",
+                     "\x9b"
+                     "31m"}}},
+                  {"sandbox",
+                   {{"identity", {{"user", 7}, {"uid", "root\x1b[31m"}}},
+                    {"no_new_privs", "yes"},
+                    {"landlock", {{"paths", "\x1b]0;owned\x07"}}},
+                    {"seccomp", {{"action", {{"nested", true}}}}},
+                    {"degraded", {1, "line\nscalws-controller: forged"}}}}}}},
+               {"events", {{{"kind", "\x1b[1m"}, {"message", "a\rb"}, {"time_ms", "now"}}}}};
+  for (const char* op : {"instance.show", "instance.list", "status", "pool.show", "pool.list",
+                         "instance.logs", "instance.metrics", "cpu.list", "instance.start"}) {
+    std::string out = renderResult(op, evil);
+    for (char c : out) {
+      if (c == '\n') continue;
+      EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << op << ": " << out;
+    }
+    EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << op;  // no C1 CSI either
+  }
+  std::string show = renderResult("instance.show", evil);
+  EXPECT_NE(show.find("running\\x1b[2J"), std::string::npos) << show;
+  EXPECT_NE(show.find("line\\nscalws-controller: forged"), std::string::npos) << show;
+  EXPECT_EQ(show.find("\nscalws-controller: forged"), std::string::npos) << show;
+}
+
+TEST(CtlOutputTest, EscapesKeepUtf8AndShowEverythingElse) {
+  EXPECT_EQ(escapeText("µs ok"), "µs ok");
+  EXPECT_EQ(escapeText("a\x1b[31mb"), "a\\x1b[31mb");
+  EXPECT_EQ(escapeText("tab\there\\"), "tab\\there\\\\");
+  EXPECT_EQ(escapeText("\xc2\x9b"
+                       "2J"),
+            "\\xc2\\x9b2J");
+  EXPECT_EQ(escapeText("\xff\xfe"), "\\xff\\xfe");
+  EXPECT_EQ(escapeText("\xe2\x82"), "\\xe2\\x82");  // truncated UTF-8
+}
+
+}  // namespace
+}  // namespace scalws::ctl

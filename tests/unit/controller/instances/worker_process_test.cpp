@@ -122,7 +122,7 @@ class WorkerProcessTest : public ::testing::Test {
     ready.ok = true;
     ready.pid = child_;
     ready.loops = 1;
-    ready.sandbox = {{"no_new_privs", true}};
+    ready.sandbox.no_new_privs = true;
     request("ready", ready.encode());
     ASSERT_TRUE(loop_.runUntil([&] { return heard_.ready.has_value(); }));
   }
@@ -153,7 +153,8 @@ TEST_F(WorkerProcessTest, HandshakeSendsWhatTheLaunchSaysAndReportsReady) {
   EXPECT_EQ(config->controller_uid, ::geteuid());
   EXPECT_EQ(received_[1].first, "listeners");
   EXPECT_EQ(fds_, 1u);
-  EXPECT_EQ(process_->sandbox()["no_new_privs"], true);
+  ASSERT_TRUE(process_->sandbox().has_value());
+  EXPECT_TRUE(process_->sandbox()->no_new_privs);
 }
 
 TEST_F(WorkerProcessTest, MetricsAfterReadyOnlyAndWellFormedOnly) {

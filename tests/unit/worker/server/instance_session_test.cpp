@@ -28,14 +28,17 @@ constexpr const char* kSite =
 
 class FakeHost : public InstanceHost {
  public:
-  Result<Json> goLive(const InstancePlan& plan) override {
+  Result<ipc::SandboxSummary> goLive(const InstancePlan& plan) override {
     ++go_live_calls;
     listeners = plan.listeners.size();
     loops = plan.settings.loops;
     user = plan.settings.user;
     snapshot = plan.snapshot;
     if (!go_live_error.ok()) return go_live_error;
-    return Json{{"fake", true}};
+    ipc::SandboxSummary report;
+    report.user = "fake";
+    report.no_new_privs = true;
+    return report;
   }
   void applySnapshot(std::shared_ptr<const ConfigSnapshot> s,
                      std::function<void()> on_applied) override {
@@ -211,7 +214,8 @@ TEST_F(InstanceSessionTest, HandshakeEndsServingAndReady) {
   const Json& ready = controller_->readies.front();
   EXPECT_EQ(ready["ok"], true);
   EXPECT_EQ(ready["loops"], 2);
-  EXPECT_EQ(ready["sandbox"]["fake"], true);
+  EXPECT_EQ(ready["sandbox"]["identity"]["user"], "fake");
+  EXPECT_EQ(ready["sandbox"]["no_new_privs"], true);
   ASSERT_EQ(ready["listeners"].size(), 2u);
   EXPECT_GE(ready["listeners"][0]["fd"].get<int>(), 0);
   EXPECT_TRUE(host_.failures.empty());
