@@ -36,6 +36,7 @@ struct ControllerOptions {
   std::string scalwsd;         // "" = next to this executable
   std::string metrics_listen;  // "" = no Prometheus endpoint
   std::string pool_dir = kDefaultPoolDir;
+  std::string app_dir = "/run/scalws/apps";  // --app-dir: the apps' sockets (app_manager.h)
   std::string php_fpm = "/usr/sbin/php-fpm8.2";
   std::vector<std::string> allowed_php_fpm;  // besides php_fpm
   bool allow_root_instances = false;

@@ -150,6 +150,20 @@ ALTER TABLE instances ADD COLUMN user_created INTEGER NOT NULL DEFAULT 0
   CHECK (user_created IN (0, 1));
 )sql";
 
+// Migration 7: the Node.js and Python apps the controller runs (controller/apps/), each
+// with its spec as JSON and the instance (and route name) it is assigned to.
+constexpr std::string_view kAppsSchema = R"sql(
+CREATE TABLE apps (
+  name TEXT PRIMARY KEY NOT NULL,
+  spec TEXT NOT NULL,
+  instance TEXT REFERENCES instances(name) ON DELETE SET NULL,
+  assigned_as TEXT,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  UNIQUE (instance, assigned_as)
+) STRICT;
+)sql";
+
 }  // namespace
 
 std::span<const Migration> allMigrations() {
@@ -160,6 +174,7 @@ std::span<const Migration> allMigrations() {
       {4, "php_pools.assigned_as: the name an instance's php routes use", kPoolBindingSchema},
       {5, "launches and workers.launch_digest: what the workers were told", kLaunchesSchema},
       {6, "instances.user_created: a system user of its own", kInstanceUserSchema},
+      {7, "apps: Node.js and Python apps the controller runs", kAppsSchema},
   };
   return kMigrations;
 }
