@@ -159,7 +159,18 @@ Status AppManager::prepareDirs(const AppSpec& spec) {
   if (std::filesystem::create_directories(options_.socket_dir, ec)) {
     ::chmod(options_.socket_dir.c_str(), 0711);
   }
-  SCALWS_RETURN_IF_ERROR(ownedDir(socketDirOf(spec.name), 0750, runs_as->uid, group));
+  // Setgid: the sockets the app makes there get the directory's group (the app's umask is
+  // 007), so the instance's workers may connect; those made before a reassignment follow.
+  SCALWS_RETURN_IF_ERROR(ownedDir(socketDirOf(spec.name), 02750, runs_as->uid, group));
+  for (const std::string& socket : socketsOf(spec)) {
+    struct stat st;
+    if (::lstat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_gid != group) {
+      if (::lchown(socket.c_str(), runs_as->uid, group) != 0) {
+        LOG_WARN("app %s: cannot give %s to its instance: %s", spec.name.c_str(), socket.c_str(),
+                 std::strerror(errno));
+      }
+    }
+  }
   SCALWS_RETURN_IF_ERROR(
       ownedDir(socketDirOf(spec.name) + "/tmp", 0700, runs_as->uid, runs_as->gid));
   SCALWS_RETURN_IF_ERROR(ownedDir(options_.state_dir + "/apps", 0750, 0, 0));
