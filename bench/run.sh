@@ -468,14 +468,17 @@ write_results() {
   fi
   local -a args=(--raw "$RAW_JSONL" --meta "$RUNDIR/meta.json"
     --out-json "$RESULTS_DIR/$name.json" --out-txt "$RESULTS_DIR/$name.txt")
-  [[ $MODE == quick ]] && args+=(--quick)
+  [[ $MODE == quick ]] && args+=(--quick) || args+=(--out-svg "$RESULTS_DIR/$name.svg")
   "$PY" "$BENCH_DIR/lib/bench.py" summarise "${args[@]}" || rc=$?
   cp "$RAW_JSONL" "$RESULTS_DIR/$name.raw.jsonl"
   if [[ $MODE == full ]]; then
     ln -sfn "$name.json" "$RESULTS_DIR/latest.json"
     ln -sfn "$name.txt" "$RESULTS_DIR/latest.txt"
+    ln -sfn "$name.svg" "$RESULTS_DIR/latest.svg"
+    log "results: $RESULTS_DIR/$name.{json,txt,svg,raw.jsonl}"
+  else
+    log "results: $RESULTS_DIR/$name.{json,txt,raw.jsonl}"
   fi
-  log "results: $RESULTS_DIR/$name.{json,txt,raw.jsonl}"
   SUMMARY_JSON=$RESULTS_DIR/$name.json
   return "$rc"
 }

@@ -15,6 +15,8 @@ import re
 import statistics
 import sys
 
+import plot  # beside this file
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # A round is "contended" when other processes used more than this share (%) of the cores
@@ -404,6 +406,7 @@ def summarise(raw, servers, scenarios, quick):
             ps["rps_median"] = _median([r["rps"] for r in good])
             ps["rps_rounds"] = [r["rps"] for r in good]
             ps["cpu_us_per_req_median"] = _median([r["cpu_us_per_req"] for r in good])
+            ps["cpu_us_per_req_rounds"] = [r["cpu_us_per_req"] for r in good]
             ps["p99_us_median"] = _median([r["p99_us"] for r in good])
             ps["pss_kib_peak"] = max((r["pss_kib"] for r in good), default=None)
             ps["hwm_kib_peak"] = max((r["hwm_kib"] for r in good), default=None)
@@ -616,6 +619,8 @@ def cmd_summarise(a):
     if a.out_txt:
         with open(a.out_txt, "w") as f:
             f.write(text)
+    if a.out_svg and not a.quick:
+        plot.write_svg(summary, a.out_svg)
     sys.stdout.write(text)
     if a.quick:
         bad = [r["name"] for r in summary["scenarios"] for ps in r["per_server"].values()
@@ -868,6 +873,7 @@ def main():
     s.add_argument("--meta", required=True)
     s.add_argument("--out-json")
     s.add_argument("--out-txt")
+    s.add_argument("--out-svg")
     s.add_argument("--quick", action="store_true")
     s.set_defaults(fn=cmd_summarise)
 

@@ -26,15 +26,7 @@ def measurement(server, kind, rnd, rps, cpu, p99, pss):
             "problems": []}
 
 
-def summarise_and_gate(tmp_path, servers, kinds, rounds):
-    """rounds: {server: [(rps, cpu, p99, pss), ...]}; returns (summary, gate exit, output)."""
-    raw = tmp_path / "raw.jsonl"
-    with open(raw, "w") as f:
-        f.write(json.dumps({"type": "setting", "scenario": "respond", "tool": "wrk",
-                            "conns": 64, "streams": 1, "source": "table"}) + "\n")
-        for server, kind in zip(servers, kinds):
-            for i, (rps, cpu, p99, pss) in enumerate(rounds[server], start=1):
-                f.write(json.dumps(measurement(server, kind, i, rps, cpu, p99, pss)) + "\n")
+def write_meta(tmp_path, servers, kinds):
     meta = tmp_path / "meta.json"
     subprocess.run([sys.executable, BENCH_PY, "meta", "--out", str(meta), "--servers",
                     ",".join(servers), "--kinds", ",".join(kinds), "--scenarios", "respond",
@@ -45,6 +37,19 @@ def summarise_and_gate(tmp_path, servers, kinds, rounds):
                     "--field", "peer_cpus=1", "--field", "workers=1", "--field", "rounds=3",
                     "--field", "duration=3", "--field", "warmup=0",
                     "--field", "double_duration=0"], check=True)
+    return meta
+
+
+def summarise_and_gate(tmp_path, servers, kinds, rounds):
+    """rounds: {server: [(rps, cpu, p99, pss), ...]}; returns (summary, gate exit, output)."""
+    raw = tmp_path / "raw.jsonl"
+    with open(raw, "w") as f:
+        f.write(json.dumps({"type": "setting", "scenario": "respond", "tool": "wrk",
+                            "conns": 64, "streams": 1, "source": "table"}) + "\n")
+        for server, kind in zip(servers, kinds):
+            for i, (rps, cpu, p99, pss) in enumerate(rounds[server], start=1):
+                f.write(json.dumps(measurement(server, kind, i, rps, cpu, p99, pss)) + "\n")
+    meta = write_meta(tmp_path, servers, kinds)
     out_json = tmp_path / "summary.json"
     subprocess.run([sys.executable, BENCH_PY, "summarise", "--raw", str(raw), "--meta", str(meta),
                     "--out-json", str(out_json)], check=True, stdout=subprocess.PIPE)

@@ -176,6 +176,24 @@ def test_sigterm_lets_a_request_in_flight_finish(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_connection_opened_before_sigterm_still_gets_its_first_request_served(mode):
+    # A client that connected just before the drain began is about to send its request;
+    # closing it then would lose (or reset) a request the client expects to be answered.
+    with Scalwsd(versioned("v1", mode, shutdown_timeout="10s")) as s:
+        with Client(s.port) as c:
+            time.sleep(0.3)  # accepted by a worker, nothing sent yet
+            s.signal(signal.SIGTERM)
+            time.sleep(0.5)
+            c.send(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            resp = c.read_response()
+            assert (resp.status, resp.body) == (200, b"v1")
+            assert resp.header("connection").lower() == "close"
+            assert c.read_until_close() == (b"", "eof")
+        code, took = stopped_within(s, 3)
+        assert code == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_sigterm_waits_for_a_slow_request_body(mode):
     with Scalwsd(versioned("v1", mode, shutdown_timeout="10s")) as s:
         with Client(s.port) as c:

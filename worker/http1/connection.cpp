@@ -497,6 +497,16 @@ void Connection::onWritable() {
 
 void Connection::beginShutdown() {
   shutting_down_ = true;
+  if (state_ != State::kIdle || !out_.empty()) return;  // the response in progress ends it
+  // A connection accepted moments ago has a client about to send, or already sent, its
+  // first request: it keeps its header timer (the shutdown deadline caps it) and is
+  // answered with Connection: close. Closing it now would reset a request the client
+  // rightly expects to be served.
+  if (requests_served_ == 0) return;
+  // A kept-alive connection may hold the client's next request unread in the socket;
+  // closing over unread bytes resets the connection, so read once: what arrived is
+  // answered, and only a silent connection is closed now.
+  onReadable();
   if (state_ == State::kIdle && out_.empty()) close();
 }
 
