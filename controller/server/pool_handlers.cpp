@@ -6,6 +6,7 @@
 
 #include "common/config/php_pool_address.h"
 #include "common/log.h"
+#include "common/quoted.h"
 #include "controller/pools/pool_binding.h"
 #include "controller/system_accounts.h"
 
@@ -28,7 +29,7 @@ Status bad(const std::string& message) {
 Result<uint64_t> boundedCount(const Json& args, std::string_view key, uint64_t max) {
   SCALWS_ASSIGN_OR_RETURN(uint64_t n, ipc::uintField(args, key));
   if (n == 0 || n > max) {
-    return bad("\"" + std::string(key) + "\" must be 1 to " + std::to_string(max));
+    return bad(common::quoted(key) + " must be 1 to " + std::to_string(max));
   }
   return n;
 }
@@ -36,7 +37,7 @@ Result<uint64_t> boundedCount(const Json& args, std::string_view key, uint64_t m
 // Ok unless `args` holds one of `keys`, which then `why`.
 Status refuseKeys(const Json& args, std::initializer_list<const char*> keys, const char* why) {
   for (const char* key : keys) {
-    if (args.contains(key)) return bad("\"" + std::string(key) + "\" " + why);
+    if (args.contains(key)) return bad(common::quoted(key) + " " + why);
   }
   return Status();
 }
