@@ -5,7 +5,8 @@
 // new end) and the pid files. The sockets live in <app dir>/NAME/ (--app-dir, default
 // /run/scalws/apps), a directory owned by the app's user with mode 02750 and the group of
 // the instance it is assigned to (its own user's group while unassigned): only that
-// instance's workers can reach its sockets (which inherit the group, mode 0770). <app dir>/NAME/tmp (0700) is its TMPDIR.
+// instance's workers can reach its sockets (which inherit the group, mode 0770). <app dir>/NAME/tmp
+// (0700) is its TMPDIR.
 //
 // The sandbox of each process (ExecSandbox): Landlock read-execute on /usr (and /lib*, links
 // into it on Debian), read-only on /etc, /proc and --dir; read-write on --writable and its

@@ -384,6 +384,12 @@ void AppProcess::crashed(const std::string& why, uint64_t uptime_ms) {
         "crash loop: " + std::to_string(d.crashes_in_window) + " exits in a row, the last: " + why;
     LOG_ERROR("%s: %s; giving up", who.c_str(), last_exit_.c_str());
     if (on_event_) on_event_("app.failed", who + " failed: " + last_exit_);
+    if (first_) {  // an `app restart` waiting for it
+      Status error(StatusCode::kFailedPrecondition, who + ": " + last_exit_);
+      later([this, error] {
+        if (first_) std::exchange(first_, nullptr)(error);
+      });
+    }
     return;
   }
   state_ = State::kBackoff;

@@ -1,11 +1,11 @@
 #include "sandbox/exec_sandbox.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
 
 #include "sandbox/seccomp_deny_list.h"
 #include "tests/unit/sandbox/forked_child.h"
