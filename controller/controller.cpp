@@ -133,12 +133,15 @@ Status Controller::startUp() {
   Result<std::string> ticket_secret = loadOrCreateHostTicketSecret(options_.state_dir);
   if (!ticket_secret.ok()) return ticket_secret.status();
   host_ticket_secret_ = std::move(ticket_secret).value();
+  state_disk_ = std::make_unique<state::StateDisk>(options_.state_dir);
+  state_disk_->check();
   SCALWS_RETURN_IF_ERROR(startMetrics());
   PoolManagerOptions pool_options;
   pool_options.state_dir = options_.state_dir;
   pool_options.socket_dir = options_.pool_dir;
   pool_options.php_fpm = options_.php_fpm;
   pool_options.allowed_php_fpm = options_.allowed_php_fpm;
+  pool_options.log_cap = options_.pool_log_size;
   pools_ = std::make_unique<PoolManager>(&loop_, store_, pool_options);
   AppManagerOptions app_options;
   app_options.state_dir = options_.state_dir;
@@ -148,6 +151,7 @@ Status Controller::startUp() {
   handlers_ =
       std::make_unique<ControlHandlers>(store_, *this, *accounts_, info, pools_.get(), apps_.get());
   handlers_->setMetrics(metrics_.get());
+  handlers_->setStateDisk(state_disk_.get());
   Result<std::unique_ptr<ControlServer>> server =
       ControlServer::open(&loop_, options_.socket_path, *handlers_);
   if (!server.ok()) return server.status();
@@ -277,7 +281,12 @@ Status Controller::startMetrics() {
   uv_timer_init(&loop_, metrics_timer_);
   metrics_timer_->data = this;
   uv_timer_start(
-      metrics_timer_, [](uv_timer_t* t) { static_cast<Controller*>(t->data)->metrics_->tick(); },
+      metrics_timer_,
+      [](uv_timer_t* t) {
+        auto* self = static_cast<Controller*>(t->data);
+        if (self->state_disk_) self->state_disk_->check();
+        self->metrics_->tick();
+      },
       1000, 1000);
   if (options_.metrics_listen.empty()) return common::okStatus();
   Result<std::unique_ptr<MetricsHttpServer>> http = MetricsHttpServer::open(
@@ -291,7 +300,7 @@ Status Controller::startMetrics() {
 std::string Controller::renderPrometheusText() const {
   std::vector<PrometheusInstance> list;
   for (auto& [name, total] : metrics_->totals()) {
-    list.push_back({name, total, metrics_->liveWorkers(name)});
+    list.push_back({name, total, metrics_->liveWorkers(name), metrics_->upstreamTotals(name)});
   }
   return renderPrometheus(list);
 }

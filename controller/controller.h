@@ -38,6 +38,7 @@
 #include "controller/pools/pool_manager.h"
 #include "controller/server/control_handlers.h"
 #include "controller/server/control_server.h"
+#include "controller/state/state_disk.h"
 #include "controller/state/state_lock.h"
 #include "controller/state/state_store.h"
 #include "controller/system_accounts.h"
@@ -111,7 +112,8 @@ class Controller final : public InstanceRuntime {
   std::unique_ptr<ControlServer> server_;
   std::unique_ptr<MetricsCollector> metrics_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
-  uv_timer_t* metrics_timer_ = nullptr;  // freed by its close callback
+  uv_timer_t* metrics_timer_ = nullptr;  // freed by its close callback (also checks the disk)
+  std::unique_ptr<state::StateDisk> state_disk_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> supervisors_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> removed_;  // freed next turn
   size_t start_pending_ = 0;  // supervisors still re-attaching or converging

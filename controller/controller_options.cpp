@@ -13,6 +13,7 @@ const char* const kControllerUsage =
     "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
     "                         [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]\n"
     "                         [--allow-php-fpm PATH]... [--app-dir DIR] [--allow-root-instances]\n"
+    "                         [--pool-log-size SIZE]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
     "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
     "  --reserve-cpus LIST   CPUs never given to instances, e.g. 0 or 0,2-3\n"
@@ -28,6 +29,8 @@ const char* const kControllerUsage =
     "  --php-fpm PATH        php-fpm for managed pools (default /usr/sbin/php-fpm8.2)\n"
     "  --allow-php-fpm PATH  another php-fpm binary `pool add --php-fpm` may name (repeat\n"
     "                        for more); no other binary is ever run\n"
+    "  --pool-log-size SIZE  a managed pool's php-fpm.log rotates to php-fpm.log.1 at this\n"
+    "                        size, e.g. 512K or 16M (default 4M, at least 64K)\n"
     "  --allow-root-instances  let `instance add --user` name root (a uid 0 user): its\n"
     "                        workers could then read every file of the host\n"
     "Signals: SIGINT stops the instances gracefully, then the controller; SIGTERM does too,\n"
@@ -78,6 +81,15 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
       if (arg == "--app-dir") o.app_dir = path;
       if (arg == "--php-fpm") o.php_fpm = path;
       if (arg == "--allow-php-fpm") o.allowed_php_fpm.push_back(path);
+    } else if (arg == "--pool-log-size") {
+      std::string text;
+      SCALWS_RETURN_IF_ERROR(value(text));
+      common::Result<uint64_t> size = common::config::parseSize(text);
+      if (!size.ok() || *size < kMinPoolLogCap) {
+        return common::invalidArgument("--pool-log-size needs a size of at least 64K, not '" +
+                                       text + "'");
+      }
+      o.pool_log_size = *size;
     } else if (arg == "--allow-root-instances") {
       o.allow_root_instances = true;
     } else if (arg == "--crash-limit" || arg == "--crash-window") {

@@ -4,6 +4,7 @@
 //                     [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]
 //                     [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]
 //                     [--allow-php-fpm PATH]... [--allow-root-instances]
+//                     [--pool-log-size SIZE]
 //
 // --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
 // settings tune the crash-loop detection (restart_policy.h): N unexpected worker exits of
@@ -14,13 +15,15 @@
 // (pool_manager.h); --allow-php-fpm adds a binary `pool add --php-fpm` may name (the
 // controller runs no other: the group scalws may add pools, it must not pick what runs as
 // root). --allow-root-instances lets `instance add --user` name a uid 0 user (refused
-// otherwise, to whoever asks). Parsing is pure; main.cpp runs it.
+// otherwise, to whoever asks). --pool-log-size is where a managed pool's php-fpm.log rotates
+// (pool_log.h). Parsing is pure; main.cpp runs it.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "controller/pools/pool_log.h"
 #include "controller/restart_policy.h"
 
 namespace scalws::controller {
@@ -38,7 +41,8 @@ struct ControllerOptions {
   std::string pool_dir = kDefaultPoolDir;
   std::string app_dir = "/run/scalws/apps";  // --app-dir: the apps' sockets (app_manager.h)
   std::string php_fpm = "/usr/sbin/php-fpm8.2";
-  std::vector<std::string> allowed_php_fpm;  // besides php_fpm
+  std::vector<std::string> allowed_php_fpm;     // besides php_fpm
+  uint64_t pool_log_size = kDefaultPoolLogCap;  // php-fpm.log rotates at this size
   bool allow_root_instances = false;
   RestartLimits restart;
   bool help = false;

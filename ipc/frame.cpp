@@ -67,6 +67,7 @@ Result<std::optional<Message>> FrameDecoder::next() {
   offset_ += kFrameHeaderSize + length;
   auto message = parseMessage(payload);
   if (!message.ok()) return message.status();
+  message->wire_bytes = length;
   return std::optional<Message>(std::move(*message));
 }
 

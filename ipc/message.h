@@ -49,7 +49,8 @@ struct Message {
   // Requests only.
   std::string op;
   Json args = Json::object();
-  size_t fd_count = 0;  // "fds": descriptors that arrived with this frame
+  size_t fd_count = 0;    // "fds": descriptors that arrived with this frame
+  size_t wire_bytes = 0;  // the frame's payload size, when it was received (not on the wire)
   // Replies only: `result` when error_code is empty, else the error.
   Json result;
   std::string error_code;

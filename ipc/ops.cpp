@@ -22,6 +22,8 @@ constexpr std::array kOps = {
     OpSpec{op::kReload, kController, kWorker, kWrite, true, "swap to a new validated config"},
     OpSpec{op::kStop, kController, kWorker, kWrite, true, "stop gracefully within a timeout"},
     OpSpec{op::kMetrics, kWorker, kController, kRead, false, "periodic counters"},
+    OpSpec{op::kStderr, kController, kWorker, kWrite, true,
+           "a new stderr (one fd: a pipe the re-attached controller reads)"},
 
     // Control socket (scalwsctl -> controller).
     OpSpec{op::kStatus, kCtl, kController, kRead, true, "controller and host summary"},

@@ -22,6 +22,7 @@ inline constexpr std::string_view kReady = "ready";
 inline constexpr std::string_view kReload = "reload";
 inline constexpr std::string_view kStop = "stop";
 inline constexpr std::string_view kMetrics = "metrics";
+inline constexpr std::string_view kStderr = "stderr";
 // Control socket (scalwsctl -> controller).
 inline constexpr std::string_view kStatus = "status";
 inline constexpr std::string_view kCpuList = "cpu.list";

@@ -316,9 +316,11 @@ Result<ReloadArgs> ReloadArgs::decode(const Json& args) {
 // --- metrics -----------------------------------------------------------------------------
 
 Json MetricsArgs::encode() const {
-  return {{"pid", static_cast<uint64_t>(pid)},
-          {"slot", slot},
-          {"metrics", common::metrics::toJson(metrics)}};
+  Json out = {{"pid", static_cast<uint64_t>(pid)},
+              {"slot", slot},
+              {"metrics", common::metrics::toJson(metrics)}};
+  if (!upstreams.empty()) out["upstreams"] = common::metrics::toJson(upstreams);
+  return out;
 }
 
 Result<MetricsArgs> MetricsArgs::decode(const Json& args) {
@@ -334,6 +336,12 @@ Result<MetricsArgs> MetricsArgs::decode(const Json& args) {
   Result<common::metrics::MetricsSnapshot> s = common::metrics::metricsFromJson(*it);
   if (!s.ok()) return s.status();
   m.metrics = std::move(s).value();
+  if (auto u = args.find("upstreams"); u != args.end()) {
+    Result<std::vector<common::metrics::UpstreamMetrics>> upstreams =
+        common::metrics::upstreamMetricsFromJson(*u);
+    if (!upstreams.ok()) return bad("metrics", upstreams.status());
+    m.upstreams = std::move(upstreams).value();
+  }
   return m;
 }
 

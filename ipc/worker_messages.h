@@ -12,6 +12,9 @@
 //   ctl    -> reload     ReloadArgs      a new config text, path and pools
 //   ctl    -> stop       {}              graceful stop
 //   worker -> metrics    MetricsArgs     notification: monotonic totals (common/metrics)
+//   ctl    -> stderr     {} + one fd     a re-attached worker's new stdout and stderr (a pipe
+//                                        the controller reads; the old one went with the
+//                                        controller that died)
 // A controller that re-attaches after a restart connects to the worker's attach socket and
 // gets a hello with `attached` set: the worker's state, its WorkerSettings and its
 // listeners. The controller takes none of it on trust (controller/instances/).
@@ -29,6 +32,7 @@
 #include "common/config/site_config.h"
 #include "common/cpu_set.h"
 #include "common/metrics/metrics_snapshot.h"
+#include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "ipc/message.h"
 #include "ipc/php_pool_grants.h"
@@ -129,6 +133,9 @@ struct MetricsArgs {
   int64_t pid = 0;
   uint32_t slot = 0;
   common::metrics::MetricsSnapshot metrics;
+  // The proxy's per-upstream, per-server figures; empty (and not sent) when the worker
+  // has proxied nothing.
+  std::vector<common::metrics::UpstreamMetrics> upstreams;
 
   Json encode() const;
   static common::Result<MetricsArgs> decode(const Json& args);

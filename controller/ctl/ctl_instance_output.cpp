@@ -74,6 +74,28 @@ std::string reportedSection(const Json& processes) {
   return "";
 }
 
+// The proxy's servers as the live workers see them; nothing when the site proxies nothing.
+std::string upstreamsSection(const Json& upstreams) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& u : upstreams) {
+    for (const Json& s : array(u, "servers")) {
+      std::string state = "up";
+      if (integer(s, "loops_down") > 0) {
+        state = "down since " + formatTime(integer(s, "down_since_ms")) + " in " +
+                text(s, "loops_down") + " of " + text(s, "loops") + " loop(s)";
+      }
+      if (flag(s, "backup")) state += " (backup)";
+      rows.push_back({text(u, "name"), text(s, "address"), state, text(s, "failures"),
+                      text(s, "active"), text(s, "idle"), text(s, "requests"),
+                      text(s, "responses_5xx"), text(s, "connect_failures")});
+    }
+  }
+  if (rows.empty()) return "";
+  return "\nupstreams:\n" + renderTable({"UPSTREAM", "SERVER", "STATE", "FAILURES", "ACTIVE",
+                                         "IDLE", "REQUESTS", "5XX", "CONNECT_FAILURES"},
+                                        rows);
+}
+
 }  // namespace
 
 std::string renderInstanceLine(const Json& r) {
@@ -105,6 +127,13 @@ std::string renderControllerStatus(const Json& r) {
                                    " starting, " + n("stopping") + " stopping, " + n("stopped") +
                                    " stopped, " + n("failed") + " failed");
   out += labelled("processes", std::to_string(integer(r, "processes")));
+  if (r.contains("state_disk") && r["state_disk"].is_object()) {
+    const Json& d = r["state_disk"];
+    std::string free = formatBytes(static_cast<double>(integer(d, "free_bytes"))) + " free";
+    out +=
+        labelled("state disk", flag(d, "full", false) ? "FULL (" + free + "): " + text(d, "message")
+                                                      : "ok (" + free + ")");
+  }
   return out;
 }
 
@@ -190,6 +219,7 @@ std::string renderInstanceShow(const Json& r) {
              : renderTable({"SLOT", "PID", "CPUS", "STATE", "STARTED", "RESTARTS"}, procs);
   out += checkedSection(array(r, "processes"));
   out += reportedSection(array(r, "processes"));
+  out += upstreamsSection(array(r, "upstreams"));
   out += "\nevents (newest first):\n";
   const Json& events = array(r, "events");
   out += events.empty() ? "  none\n" : eventsTable(events);

@@ -230,9 +230,11 @@ WorkerProcess::Callbacks InstanceSupervisor::callbacks() {
     if (env_.metrics != nullptr) env_.metrics->workerExited(record_.name, w.pid());
     onWorkerExit(w, how);
   };
-  cb.on_metrics = [this](WorkerProcess& w, const common::metrics::MetricsSnapshot& s) {
-    if (env_.metrics != nullptr)
-      env_.metrics->workerSnapshot(record_.name, w.pid(), w.isChild(), s);
+  cb.on_metrics = [this](WorkerProcess& w, const common::metrics::MetricsSnapshot& s,
+                         std::vector<common::metrics::UpstreamMetrics> upstreams) {
+    if (env_.metrics == nullptr) return;
+    env_.metrics->workerSnapshot(record_.name, w.pid(), w.isChild(), s);
+    env_.metrics->workerUpstreams(record_.name, w.pid(), std::move(upstreams));
   };
   return cb;
 }

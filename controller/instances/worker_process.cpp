@@ -1,9 +1,11 @@
 #include "controller/instances/worker_process.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -85,6 +87,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::converse(uv_loop_t* loop, 
   w->start_ticks_ = ticks.ok() ? *ticks : 0;
   w->launch_ = std::move(launch);
   w->listeners_ = std::move(listeners);
+  if (child.log) w->readLog(std::move(child.log));
   ipc::EndpointOptions options;  // controller <-> worker
   Result<std::unique_ptr<ipc::Endpoint>> endpoint =
       ipc::Endpoint::create(loop, std::move(child.channel), options);
@@ -275,7 +278,42 @@ void WorkerProcess::onAttachHello(ipc::Incoming& request, ipc::Replier replier) 
   timer_.stop();
   endpoint_->onClose([](const Status&) {});
   replier.ok();
+  handOverLog();
   reportReady(common::okStatus());
+}
+
+// Its old stdout and stderr went with the controller that died (writes there fail with
+// EPIPE, which the worker ignores): a new pipe, read here.
+void WorkerProcess::handOverLog() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    LOG_WARN("instance %s: no log pipe for pid %d: %s", launch_.settings.instance.c_str(),
+             static_cast<int>(pid_), std::strerror(errno));
+    return;
+  }
+  UniqueFd read_end(fds[0]);
+  std::vector<UniqueFd> handed;
+  handed.emplace_back(fds[1]);
+  std::string instance = launch_.settings.instance;
+  pid_t pid = pid_;
+  Status sent = endpoint_->request(
+      ipc::op::kStderr, Json::object(), std::move(handed), [instance, pid](Result<Json> reply) {
+        if (reply.ok()) return;
+        LOG_WARN("instance %s: pid %d kept its old stderr: %s", instance.c_str(),
+                 static_cast<int>(pid), reply.status().message().c_str());
+      });
+  if (sent.ok()) readLog(std::move(read_end));
+}
+
+void WorkerProcess::readLog(UniqueFd read_end) {
+  log_ = std::make_unique<WorkerLog>(
+      loop_, "instance " + launch_.settings.instance + " worker " + std::to_string(pid_) + ": ");
+  Status started = log_->start(std::move(read_end));
+  if (!started.ok()) {
+    LOG_WARN("instance %s: not reading the log of pid %d: %s", launch_.settings.instance.c_str(),
+             static_cast<int>(pid_), started.message().c_str());
+    log_.reset();
+  }
 }
 
 Result<SlotListeners> WorkerProcess::copyListeners(
@@ -298,17 +336,24 @@ Result<SlotListeners> WorkerProcess::copyListeners(
 void WorkerProcess::onMetrics(ipc::Incoming& request, ipc::Replier) {
   // Before ready (or an attach hello) the worker is not yet known to be this one.
   if (state_ != State::kReady && state_ != State::kStopping) return;
-  Result<ipc::MetricsArgs> m = ipc::MetricsArgs::decode(request.args());
-  if (!m.ok()) {
-    if (!bad_metrics_logged_) {
-      LOG_WARN("instance %s: worker pid %d sent bad metrics (dropped): %s",
-               launch_.settings.instance.c_str(), static_cast<int>(pid_),
-               m.status().message().c_str());
-    }
-    bad_metrics_logged_ = true;
-    return;
+  if (request.message.wire_bytes > kMaxMetricsBytes) {
+    return dropMetrics(std::to_string(request.message.wire_bytes) + " bytes, over " +
+                       std::to_string(kMaxMetricsBytes));
   }
-  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, m->metrics);
+  if (!metrics_rate_.take(uv_now(loop_))) {
+    return dropMetrics("more than " + std::to_string(static_cast<int>(kMetricsPerSecond)) +
+                       " a second");
+  }
+  Result<ipc::MetricsArgs> m = ipc::MetricsArgs::decode(request.args());
+  if (!m.ok()) return dropMetrics(m.status().message());
+  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, m->metrics, std::move(m->upstreams));
+}
+
+void WorkerProcess::dropMetrics(const std::string& why) {
+  if (bad_metrics_logged_) return;
+  bad_metrics_logged_ = true;
+  LOG_WARN("instance %s: worker pid %d sent bad metrics (dropped, said once): %s",
+           launch_.settings.instance.c_str(), static_cast<int>(pid_), why.c_str());
 }
 
 void WorkerProcess::stop(uint64_t kill_after_ms) {
@@ -368,6 +413,7 @@ void WorkerProcess::onProcessExit() {
   exit_watch_.close();
   timer_.close();
   endpoint_.reset();
+  if (log_) log_->close();  // its last words, before the exit is reported
   if (before == State::kStarting || before == State::kAttaching) {
     reportReady(Status(StatusCode::kFailedPrecondition, how + " before it was ready"));
   }

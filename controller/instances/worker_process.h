@@ -24,14 +24,18 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/metrics/metrics_snapshot.h"
+#include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "controller/instances/instance_listeners.h"
+#include "controller/instances/worker_log.h"
 #include "controller/instances/worker_spawn.h"
 #include "controller/loop_handles.h"
 #include "controller/state/records.h"
+#include "controller/token_bucket.h"
 #include "ipc/endpoint.h"
 #include "ipc/handler_table.h"
 #include "ipc/worker_messages.h"
@@ -41,6 +45,13 @@ namespace scalws::controller {
 // How long a spawned worker may take from exec to ready, and an attach to its hello.
 inline constexpr uint64_t kReadyTimeoutMs = 10'000;
 inline constexpr uint64_t kAttachTimeoutMs = 3'000;
+// A worker sends `metrics` about once a second and each is a few KiB: more often than
+// kMetricsPerSecond (after a burst of kMetricsBurst) or larger than kMaxMetricsBytes, and
+// the message is dropped (said once in the log), so a worker cannot keep the controller
+// busy decoding and writing to its state DB.
+inline constexpr double kMetricsPerSecond = 4;
+inline constexpr double kMetricsBurst = 10;
+inline constexpr size_t kMaxMetricsBytes = 64 * 1024;
 
 struct WorkerLaunch {
   std::string scalwsd;
@@ -67,8 +78,11 @@ class WorkerProcess {
     std::function<void(WorkerProcess&)> on_hello;
     std::function<void(WorkerProcess&, const std::string& how)> on_exit;
     // A ready (or stopping) worker's periodic `metrics` notification: monotonic totals
-    // since it started. Malformed ones are dropped here.
-    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&)> on_metrics;
+    // since it started. Malformed, oversized or too frequent ones are dropped here.
+    // `upstreams`: the proxy's figures (empty when the worker proxies nothing).
+    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&,
+                       std::vector<common::metrics::UpstreamMetrics>)>
+        on_metrics;
   };
 
   // Starts a worker (worker_spawn.h). `listeners` are the fds to hand over (copies; the
@@ -135,6 +149,9 @@ class WorkerProcess {
   void failStart(const std::string& reason);
   void reportReady(const common::Status& status);
   void onProcessExit();
+  void readLog(common::UniqueFd read_end);
+  void handOverLog();
+  void dropMetrics(const std::string& why);
 
   static const ipc::OpHandler<WorkerProcess> kSpawnHandlers[];
   static const ipc::OpHandler<WorkerProcess> kAttachHandlers[];
@@ -149,6 +166,7 @@ class WorkerProcess {
   bool ready_reported_ = false;
   bool exit_reported_ = false;
   bool bad_metrics_logged_ = false;
+  TokenBucket metrics_rate_{kMetricsPerSecond, kMetricsBurst};
   uint32_t slot_ = 0;
   int64_t started_wall_ms_ = 0;
   uint64_t started_mono_ms_ = 0;
@@ -163,6 +181,7 @@ class WorkerProcess {
   SlotListeners listeners_;  // spawned: handed over with `listeners`
   AttachedState attached_;   // attached: what it said
   std::string recorded_digest_;
+  std::unique_ptr<WorkerLog> log_;  // its stdout and stderr (worker_log.h)
 };
 
 }  // namespace scalws::controller

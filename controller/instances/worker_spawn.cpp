@@ -28,8 +28,8 @@ struct ChildError {
   int err;
 };
 
-constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity", "the attach socket",
-                                  "moving fds", "/dev/null",         "exec"};
+constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity",          "the attach socket",
+                                  "moving fds", "/dev/null and the log pipe", "exec"};
 
 [[noreturn]] void childFail(int pipe_fd, int step) {
   ChildError e{step, errno};
@@ -40,7 +40,7 @@ constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity", "the attach
 
 // Runs in the child between fork and exec; the controller is single-threaded, so what
 // runs here sees a consistent copy of it.
-[[noreturn]] void runChild(const SpawnSpec& spec, int channel, int error_pipe,
+[[noreturn]] void runChild(const SpawnSpec& spec, int channel, int log, int error_pipe,
                            const std::vector<char*>& argv) {
   if (::setsid() < 0) childFail(error_pipe, 0);
   if (!spec.cpus.empty()) {
@@ -62,12 +62,14 @@ constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity", "the attach
   // Out of the way of 0-4 first, then into place (dup2 clears close-on-exec).
   int high_channel = ::fcntl(channel, F_DUPFD_CLOEXEC, 10);
   int high_attach = ::fcntl(attach, F_DUPFD_CLOEXEC, 10);
-  if (high_channel < 0 || high_attach < 0 || ::dup2(high_channel, kWorkerChannelFd) < 0 ||
-      ::dup2(high_attach, kWorkerAttachFd) < 0) {
+  int high_log = ::fcntl(log, F_DUPFD_CLOEXEC, 10);
+  if (high_channel < 0 || high_attach < 0 || high_log < 0 ||
+      ::dup2(high_channel, kWorkerChannelFd) < 0 || ::dup2(high_attach, kWorkerAttachFd) < 0) {
     childFail(error_pipe, 3);
   }
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0 || ::dup2(null_fd, 0) < 0) childFail(error_pipe, 4);
+  if (::dup2(high_log, 1) < 0 || ::dup2(high_log, 2) < 0) childFail(error_pipe, 4);
   // Whatever else is open (the state DB, the control socket, other workers' channels and
   // listeners) must not reach the worker; most of it is O_CLOEXEC already, this is the net.
   ::close_range(kWorkerAttachFd + 1, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -88,6 +90,9 @@ Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec) {
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return common::errnoStatus(errno, "pipe2");
   UniqueFd error_read(pipe_fds[0]);
   UniqueFd error_write(pipe_fds[1]);
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return common::errnoStatus(errno, "pipe2");
+  UniqueFd log_read(pipe_fds[0]);
+  UniqueFd log_write(pipe_fds[1]);
 
   std::string channel_arg = std::to_string(kWorkerChannelFd);
   std::string attach_arg = std::to_string(kWorkerAttachFd);
@@ -99,9 +104,10 @@ Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec) {
 
   pid_t pid = ::fork();
   if (pid < 0) return common::errnoStatus(errno, "fork");
-  if (pid == 0) runChild(spec, pair->second.get(), error_write.get(), argv);
+  if (pid == 0) runChild(spec, pair->second.get(), log_write.get(), error_write.get(), argv);
 
   error_write.reset();
+  log_write.reset();
   pair->second.reset();
   ChildError child_error{};
   ssize_t n;
@@ -117,6 +123,7 @@ Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec) {
   SpawnedWorker out;
   out.pid = pid;
   out.channel = std::move(pair->first);
+  out.log = std::move(log_read);
   Result<UniqueFd> pidfd = openPidfd(pid);
   if (!pidfd.ok()) {
     ::kill(pid, SIGKILL);

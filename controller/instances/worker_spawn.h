@@ -9,8 +9,10 @@
 //   - makes the attach socket: an AF_UNIX stream socket autobound to an abstract name and
 //     listening, so its creator (SO_PEERCRED of a connection to it) is the worker itself;
 //     a controller started after this one dies connects there (instance_session.h);
-//   - puts the channel on fd 3, the attach socket on fd 4, /dev/null on stdin, keeps
-//     stdout/stderr (the journal), marks every other fd close-on-exec, unblocks signals.
+//   - puts the channel on fd 3, the attach socket on fd 4, /dev/null on stdin, a pipe the
+//     controller reads on stdout and stderr (worker_log.h: its lines reach the journal
+//     prefixed with its instance and pid, never as the controller's own), marks every
+//     other fd close-on-exec, unblocks signals.
 // Nothing else is inherited: no PR_SET_PDEATHSIG (workers must outlive the controller).
 // A failure before exec comes back through a close-on-exec pipe as this call's error.
 #pragma once
@@ -35,6 +37,7 @@ struct SpawnedWorker {
   pid_t pid = -1;
   common::UniqueFd pidfd;    // readable once the process exits
   common::UniqueFd channel;  // the controller's end of the socketpair
+  common::UniqueFd log;      // the read end of its stdout/stderr pipe (invalid: none)
 };
 
 common::Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec);

@@ -28,6 +28,22 @@ int64_t floorTo(int64_t ms, int64_t step) {
   return q * step;
 }
 
+// The counters of `upstreams`, the gauges zeroed: what an ended worker leaves in the totals.
+std::vector<common::metrics::UpstreamMetrics> countersOnly(
+    std::vector<common::metrics::UpstreamMetrics> upstreams) {
+  for (common::metrics::UpstreamMetrics& u : upstreams) {
+    for (common::metrics::UpstreamServerMetrics& s : u.servers) {
+      s.loops = 0;
+      s.loops_down = 0;
+      s.down_since_unix_ms = 0;
+      s.failures = 0;
+      s.active = 0;
+      s.idle = 0;
+    }
+  }
+  return upstreams;
+}
+
 // Windows longer than this read 1 min rows (fewer rows; the 10 s ones may be pruned).
 constexpr int64_t kTenSecondRowsUpToMs = 3600 * 1000;
 
@@ -54,10 +70,39 @@ void MetricsCollector::workerSnapshot(const std::string& instance, int64_t pid, 
 void MetricsCollector::workerExited(const std::string& instance, int64_t pid) {
   auto it = instances_.find(instance);
   if (it != instances_.end()) it->second.onExit(pid);
+  auto up = upstreams_.find(instance);
+  if (up == upstreams_.end()) return;
+  auto worker = up->second.live.find(pid);
+  if (worker == up->second.live.end()) return;
+  common::metrics::addUpstreamMetrics(up->second.ended, countersOnly(std::move(worker->second)));
+  up->second.live.erase(worker);
+}
+
+void MetricsCollector::workerUpstreams(const std::string& instance, int64_t pid,
+                                       std::vector<common::metrics::UpstreamMetrics> upstreams) {
+  upstreams_[instance].live[pid] = std::move(upstreams);
+}
+
+std::vector<common::metrics::UpstreamMetrics> MetricsCollector::upstreamsNow(
+    const std::string& instance) const {
+  std::vector<common::metrics::UpstreamMetrics> out;
+  auto it = upstreams_.find(instance);
+  if (it == upstreams_.end()) return out;
+  for (const auto& [pid, list] : it->second.live) common::metrics::addUpstreamMetrics(out, list);
+  return out;
+}
+
+std::vector<common::metrics::UpstreamMetrics> MetricsCollector::upstreamTotals(
+    const std::string& instance) const {
+  std::vector<common::metrics::UpstreamMetrics> out = upstreamsNow(instance);
+  auto it = upstreams_.find(instance);
+  if (it != upstreams_.end()) common::metrics::addUpstreamMetrics(out, it->second.ended);
+  return out;
 }
 
 void MetricsCollector::forget(const std::string& instance) {
   instances_.erase(instance);
+  upstreams_.erase(instance);
 }
 
 void MetricsCollector::tick() {

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "controller/metrics/metrics_instance.h"
 #include "controller/state/state_store.h"
@@ -57,6 +58,10 @@ class MetricsCollector {
   void workerSnapshot(const std::string& instance, int64_t pid, bool fresh,
                       const MetricsSnapshot& s);
   void workerExited(const std::string& instance, int64_t pid);
+  // A worker's proxy figures (common/metrics/upstream_metrics.h), sent with its snapshot:
+  // the last ones of each live worker are kept, replacing the previous.
+  void workerUpstreams(const std::string& instance, int64_t pid,
+                       std::vector<common::metrics::UpstreamMetrics> upstreams);
   // The instance was removed: its figures go (its rows went with it in the DB).
   void forget(const std::string& instance);
 
@@ -71,6 +76,13 @@ class MetricsCollector {
   // Monotonic totals of every instance with figures, by name.
   std::vector<std::pair<std::string, MetricsSnapshot>> totals() const;
   size_t liveWorkers(const std::string& instance) const;
+  // The proxy's upstreams as the live workers see them now (summed over them): the health
+  // and in-flight gauges for `instance show`, and their counters since those workers started.
+  std::vector<common::metrics::UpstreamMetrics> upstreamsNow(const std::string& instance) const;
+  // For Prometheus: the counters of upstreamsNow plus those of the workers that ended under
+  // this controller, so a worker's exit does not take its counts back. A server removed
+  // by a reload stays in the totals with its last counts (gauges zero).
+  std::vector<common::metrics::UpstreamMetrics> upstreamTotals(const std::string& instance) const;
 
  private:
   void rollUp10s(int64_t boundary_ms);
@@ -84,6 +96,11 @@ class MetricsCollector {
   state::Retention retention_;
   int64_t prune_every_ms_;
   std::map<std::string, InstanceMetrics> instances_;
+  struct InstanceUpstreams {
+    std::map<int64_t, std::vector<common::metrics::UpstreamMetrics>> live;  // by worker pid
+    std::vector<common::metrics::UpstreamMetrics> ended;  // counters of ended workers
+  };
+  std::map<std::string, InstanceUpstreams> upstreams_;
   int64_t last_boundary_ms_ = 0;
   int64_t minutes_done_ms_ = 0;  // the end of the last minute rolled up
   int64_t last_prune_ms_ = 0;

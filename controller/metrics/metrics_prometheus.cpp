@@ -16,6 +16,8 @@ using common::metrics::LabelledField;
 using common::metrics::latencyBucketUpperUs;
 using common::metrics::MetricsSnapshot;
 using common::metrics::ScalarField;
+using common::metrics::UpstreamMetrics;
+using common::metrics::UpstreamServerMetrics;
 
 namespace {
 
@@ -63,11 +65,97 @@ class Writer {
   void sample(std::string_view name, const std::string& instance, uint64_t value) {
     sample(name, instance, {}, "", std::to_string(value));
   }
+  // name{instance="...",upstream="...",server="..."[,le="..."]} value
+  void serverSample(std::string_view name, const std::string& instance, const std::string& upstream,
+                    const std::string& server, std::string_view value, std::string_view le = {}) {
+    out_ += name;
+    out_ += "{instance=\"";
+    out_ += prometheusLabelValue(instance);
+    out_ += "\",upstream=\"";
+    out_ += prometheusLabelValue(upstream);
+    out_ += "\",server=\"";
+    out_ += prometheusLabelValue(server);
+    if (!le.empty()) {
+      out_ += "\",le=\"";
+      out_ += le;
+    }
+    out_ += "\"} ";
+    out_ += value;
+    out_ += '\n';
+  }
   std::string take() { return std::move(out_); }
 
  private:
   std::string out_;
 };
+
+struct ServerFamily {
+  const char* name;
+  const char* type;
+  const char* help;
+  uint64_t UpstreamServerMetrics::*member;  // null: the up gauge
+};
+
+constexpr ServerFamily kServerFamilies[] = {
+    {"scalws_upstream_server_up", "gauge",
+     "1 when no event loop sees the proxy's upstream server down, else 0.", nullptr},
+    {"scalws_upstream_server_active_requests", "gauge",
+     "Requests in flight to the upstream server.", &UpstreamServerMetrics::active},
+    {"scalws_upstream_server_idle_connections", "gauge",
+     "Kept idle connections to the upstream server.", &UpstreamServerMetrics::idle},
+    {"scalws_upstream_server_requests_total", "counter", "Requests the upstream server answered.",
+     &UpstreamServerMetrics::requests},
+    {"scalws_upstream_server_responses_5xx_total", "counter",
+     "5xx answers from the upstream server.", &UpstreamServerMetrics::responses_5xx},
+    {"scalws_upstream_server_connect_failures_total", "counter",
+     "Failed connections to the upstream server.", &UpstreamServerMetrics::connect_failures},
+};
+
+void renderUpstreams(Writer& w, const std::vector<PrometheusInstance>& instances) {
+  bool any = false;
+  for (const PrometheusInstance& i : instances) any = any || !i.upstreams.empty();
+  if (!any) return;
+  for (const ServerFamily& f : kServerFamilies) {
+    bool gauge = std::string_view(f.type) == "gauge";
+    w.family(f.name, f.type, f.help);
+    for (const PrometheusInstance& i : instances) {
+      for (const UpstreamMetrics& u : i.upstreams) {
+        for (const UpstreamServerMetrics& s : u.servers) {
+          if (gauge && s.loops == 0) continue;  // only an ended worker's counts are left
+          // The up gauge is 1 or 0 (a number, not assigned from a literal: GCC 12 warns
+          // falsely about that at -O2, its bug 105329).
+          uint64_t v = f.member == nullptr ? uint64_t{s.loops_down == 0} : s.*f.member;
+          w.serverSample(f.name, i.name, u.name, s.address, std::to_string(v));
+        }
+      }
+    }
+  }
+  constexpr const char* kHistogram = "scalws_upstream_server_response_seconds";
+  w.family(kHistogram, "histogram",
+           "Time from a request sent to the upstream server to its answer complete.");
+  for (const PrometheusInstance& i : instances) {
+    for (const UpstreamMetrics& u : i.upstreams) {
+      for (const UpstreamServerMetrics& s : u.servers) {
+        // As scalws_request_duration_seconds: cumulative counts at each octave bound.
+        uint64_t cumulative = 0;
+        for (size_t b = 0; b + 1 < kLatencyBuckets; ++b) {
+          cumulative += s.latency[b];
+          if (b % 2 == 0) {
+            w.serverSample("scalws_upstream_server_response_seconds_bucket", i.name, u.name,
+                           s.address, std::to_string(cumulative), micros(latencyBucketUpperUs(b)));
+          }
+        }
+        cumulative += s.latency[kLatencyBuckets - 1];
+        w.serverSample("scalws_upstream_server_response_seconds_bucket", i.name, u.name, s.address,
+                       std::to_string(cumulative), "+Inf");
+        w.serverSample("scalws_upstream_server_response_seconds_sum", i.name, u.name, s.address,
+                       micros(s.latency_sum_us));
+        w.serverSample("scalws_upstream_server_response_seconds_count", i.name, u.name, s.address,
+                       std::to_string(cumulative));
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -131,6 +219,7 @@ std::string renderPrometheus(const std::vector<PrometheusInstance>& instances) {
     w.sample("scalws_request_duration_seconds_sum", i.name, {}, "", micros(i.total.latency_sum_us));
     w.sample("scalws_request_duration_seconds_count", i.name, cumulative);
   }
+  renderUpstreams(w, instances);
   return w.take();
 }
 

@@ -16,6 +16,15 @@
 //   scalws_worker_processes (gauge: processes whose figures are counted)
 //   scalws_request_duration_seconds                histogram: cumulative _bucket{le} at
 //       every octave of the half-octave layout (1 µs .. ~67 s) and +Inf, _sum, _count
+// and, when some instance proxies, per [upstream] and server (labels instance, upstream,
+// server: bounded by the configuration, not by traffic):
+//   scalws_upstream_server_up                      gauge: 1 when no loop sees it down
+//   scalws_upstream_server_active_requests, scalws_upstream_server_idle_connections  gauges
+//   scalws_upstream_server_requests_total, scalws_upstream_server_responses_5xx_total,
+//   scalws_upstream_server_connect_failures_total  counters
+//   scalws_upstream_server_response_seconds        histogram as above: request out to
+//       answer complete
+// (gauges only for servers some live worker's loop has used).
 #pragma once
 
 #include <cstddef>
@@ -24,6 +33,7 @@
 #include <vector>
 
 #include "common/metrics/metrics_snapshot.h"
+#include "common/metrics/upstream_metrics.h"
 
 namespace scalws::controller {
 
@@ -31,6 +41,7 @@ struct PrometheusInstance {
   std::string name;
   common::metrics::MetricsSnapshot total;
   size_t processes = 0;
+  std::vector<common::metrics::UpstreamMetrics> upstreams;  // MetricsCollector::upstreamTotals
 };
 
 inline constexpr std::string_view kPrometheusContentType =

@@ -102,6 +102,7 @@ common::Result<Json> instanceMetricsJson(MetricsCollector& collector, const std:
               {"since_ms", since_ms},
               {"now", figuresJson(collector.recent(name))},
               {"window", figuresJson(*window)},
+              {"upstreams", common::metrics::toJson(collector.upstreamsNow(name))},
               {"latency_note", kLatencyNote}};
 }
 

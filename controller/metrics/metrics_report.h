@@ -3,7 +3,7 @@
 //
 //   instance.metrics {name, since_ms?} -> {name, status, processes, reporting, since_ms,
 //                    now: FIGURES (about the last 10 s), window: FIGURES (since_ms back),
-//                    latency_note}
+//                    upstreams: UPSTREAMS, latency_note}
 //   FIGURES = {from_ms, to_ms, seconds, requests, requests_per_s,
 //              by_class:{1xx..5xx}, by_action:{static, respond, proxy, php, app, status,
 //              other}, error_rate:{4xx, 5xx} (fractions of requests),
@@ -13,6 +13,11 @@
 //              open_file_cache:{hits, misses, hit_rate (null without lookups)},
 //              php:{connects, reuses, errors, waits, wait_mean_us},
 //              upstream:{connects, reuses, errors}, cpu_percent (of one core), rss_bytes}
+//   UPSTREAMS = the proxy's [upstream] tables as the live workers see them now, summed
+//              over them (common/metrics/upstream_metrics.h): [{name, servers:[{address,
+//              backup, loops, loops_down, down_since_ms, failures, active, idle, requests,
+//              responses_5xx, connect_failures, latency_sum_us, latency_buckets}]}];
+//              counters since those workers started
 //   status line      {name, status, requests_per_s, p99_us, error_rate_4xx, error_rate_5xx}
 #pragma once
 

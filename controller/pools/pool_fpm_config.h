@@ -7,9 +7,11 @@
 //
 // Files, per pool, in <state dir>/pools/NAME/ (root's, mode 0750, like the state dir):
 // php-fpm.conf (rewritten before every start from the DB), php-fpm.pid (written by the
-// master; a later controller adopts the master it names) and php-fpm.log (the master's
-// log and its stderr). The socket lives elsewhere (the controller's --pool-dir, default
-// /run/scalws/php, mode 0711): the workers must reach it and the state dir is closed.
+// master; a later controller adopts the master it names), php-fpm.pipe (a FIFO: the
+// master's error_log, stdout and stderr) and php-fpm.log (+ .1), the controller's capped
+// copy of what comes through it (pool_log.h). The socket lives elsewhere (the
+// controller's --pool-dir, default /run/scalws/php, mode 0711): the workers must reach it
+// and the state dir is closed.
 //
 // Permissions: the socket belongs to the pool's user, its group is the primary group of the
 // user the assigned instance's workers run as (the pool user's own group for a pool never
@@ -35,7 +37,7 @@ struct FpmConfig {
   std::string socket_group;  // the group allowed to connect
   uint32_t processes = 1;
   std::string pid_path;  // absolute
-  std::string log_path;  // absolute
+  std::string log_path;  // absolute: php-fpm's error_log (the pool's FIFO)
 };
 
 // The text of php-fpm.conf. Every value is a double-quoted INI string, so values holding

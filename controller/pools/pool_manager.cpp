@@ -56,7 +56,7 @@ std::string PoolManager::managedAddress(const std::string& name) const {
 PoolPaths PoolManager::pathsFor(const state::PoolRecord& pool) const {
   std::string dir = options_.state_dir + "/pools/" + pool.name;
   return PoolPaths{dir + "/php-fpm.conf", dir + "/php-fpm.pid", dir + "/php-fpm.log",
-                   socketPathOf(pool)};
+                   dir + "/php-fpm.pipe", socketPathOf(pool)};
 }
 
 PoolManager::Entry& PoolManager::addEntry(const state::PoolRecord& pool) {
@@ -83,8 +83,9 @@ PoolManager::Entry& PoolManager::addEntry(const state::PoolRecord& pool) {
     (void)stored;
   };
   std::string php_fpm = pool.php_fpm_path.empty() ? options_.php_fpm : pool.php_fpm_path;
-  entry.process = std::make_unique<PoolProcess>(loop_, pool.name, pathsFor(pool), php_fpm,
-                                                options_.limits, std::move(hooks));
+  entry.process =
+      std::make_unique<PoolProcess>(loop_, pool.name, pathsFor(pool), php_fpm, options_.limits,
+                                    std::move(hooks), options_.log_cap);
   return entry;
 }
 
@@ -126,7 +127,7 @@ Status PoolManager::prepare(const std::string& name) {
   config.socket_group = *group;
   config.processes = pool.processes;
   config.pid_path = paths.pid;
-  config.log_path = paths.log;
+  config.log_path = paths.pipe;  // the FIFO the controller reads (pool_log.h)
   Result<std::string> text = renderFpmConfig(config);
   if (!text.ok()) return text.status();
   SCALWS_RETURN_IF_ERROR(makeDir(options_.state_dir + "/pools", 0750));

@@ -40,6 +40,7 @@ struct PoolManagerOptions {
   std::string php_fpm = kDefaultPhpFpm;
   std::vector<std::string> allowed_php_fpm;  // besides php_fpm (--allow-php-fpm)
   RestartLimits limits;
+  uint64_t log_cap = kDefaultPoolLogCap;  // php-fpm.log's size before it rotates
 };
 
 class PoolManager final : public PoolRuntime {

@@ -77,9 +77,12 @@ Result<pid_t> spawnFpm(const std::string& php_fpm, const PoolPaths& paths) {
       _exit(127);
     };
     if (::setsid() < 0) fail(0);
-    int log = ::open(paths.log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    // Non-blocking open: with no reader it fails rather than waits (the controller holds
+    // the FIFO open before any spawn); the writes themselves block, as php-fpm expects.
+    int log = ::open(paths.pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (log < 0 || null_fd < 0) fail(1);
+    if (::fcntl(log, F_SETFL, ::fcntl(log, F_GETFL) & ~O_NONBLOCK) != 0) fail(1);
     if (::dup2(null_fd, 0) < 0 || ::dup2(log, 1) < 0 || ::dup2(log, 2) < 0) fail(2);
     ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     sigset_t none;
@@ -99,7 +102,7 @@ Result<pid_t> spawnFpm(const std::string& php_fpm, const PoolPaths& paths) {
     ::waitpid(pid, nullptr, 0);
     static const char* const kSteps[] = {"setsid", "opening the log", "moving fds", "exec"};
     int step = e.step >= 0 && e.step < 4 ? e.step : 3;
-    std::string what = step == 1 ? "opening " + paths.log : kSteps[step];
+    std::string what = step == 1 ? "opening " + paths.pipe : kSteps[step];
     return common::errnoStatus(e.err, "starting " + php_fpm + ": " + what);
   }
   return pid;
@@ -115,13 +118,14 @@ std::string readSmallFile(const std::string& path) {
 }  // namespace
 
 PoolProcess::PoolProcess(uv_loop_t* loop, std::string name, PoolPaths paths, std::string php_fpm,
-                         RestartLimits limits, Hooks hooks)
+                         RestartLimits limits, Hooks hooks, uint64_t log_cap)
     : loop_(loop),
       name_(std::move(name)),
       paths_(std::move(paths)),
       php_fpm_(std::move(php_fpm)),
       policy_(limits),
-      hooks_(std::move(hooks)) {}
+      hooks_(std::move(hooks)),
+      log_(loop, name_, paths_.pipe, paths_.log, log_cap) {}
 
 PoolProcess::~PoolProcess() {
   *alive_ = false;
@@ -194,6 +198,7 @@ void PoolProcess::leave() {
     timer_ = nullptr;
   }
   pidfd_.reset();
+  log_.close();  // the master keeps its end; the next controller reads the FIFO again
   if (state_ != State::kStopped) state_ = State::kStopped;
 }
 
@@ -228,6 +233,8 @@ pid_t PoolProcess::findOurMaster(const PoolPaths& paths) {
 bool PoolProcess::adopt() {
   pid_t pid = findOurMaster(paths_);
   if (pid == 0) return false;
+  Status log = log_.open();
+  if (!log.ok()) LOG_WARN("pool %s: %s", name_.c_str(), log.message().c_str());
   Result<UniqueFd> pidfd = openPidfd(pid);
   // Checked again with the pidfd held: it pins the process, a reused PID cannot pass.
   if (!pidfd.ok() || findOurMaster(paths_) != pid) return false;
@@ -248,6 +255,8 @@ void PoolProcess::spawn() {
   if (!prepared.ok()) return failAttempt(prepared.message());
   removeStaleSocket(paths_.socket);
   start_problem_.clear();
+  Status log = log_.open();
+  if (!log.ok()) return failAttempt(log.message());
   Result<pid_t> pid = spawnFpm(php_fpm_, paths_);
   if (!pid.ok()) return failAttempt(pid.status().message());
   Result<UniqueFd> pidfd = openPidfd(*pid);
@@ -324,6 +333,7 @@ void PoolProcess::onExit() {
   if (before == State::kStopping) return finishStop();
   std::string why = "php-fpm (pid " + std::to_string(pid) + ") " + how;
   if (!start_problem_.empty() && before == State::kStarting) why += ": " + start_problem_;
+  log_.drain();  // all it wrote is in the FIFO by now
   std::string tail = before == State::kStarting ? logTail() : "";
   if (!tail.empty()) why += "; its log ends with: " + tail;
   if (!supervised_) return failAttempt(why);
@@ -396,8 +406,7 @@ void PoolProcess::finishStop() {
 }
 
 std::string PoolProcess::logTail() const {
-  std::string text = readSmallFile(paths_.log);
-  if (text.size() > kLogTailBytes) text = text.substr(text.size() - kLogTailBytes);
+  std::string text = readFileTail(paths_.log, kLogTailBytes);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   size_t cut = text.size();
   for (int lines = 0; lines < 3 && cut != std::string::npos && cut > 0; ++lines) {

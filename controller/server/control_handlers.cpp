@@ -116,6 +116,11 @@ Result<Json> ControlHandlers::status(const Json&) {
     if (metrics_ != nullptr) lines.push_back(statusLineJson(*metrics_, r.name, s));
   }
   int64_t now = wallMs();
+  Json disk = nullptr;
+  if (state_disk_ != nullptr) {
+    state_disk_->check();
+    disk = state_disk_->status();
+  }
   return Json{{"version", info_.version},
               {"pid", info_.pid},
               {"state_dir", info_.state_dir},
@@ -126,7 +131,8 @@ Result<Json> ControlHandlers::status(const Json&) {
               {"reserved_cpus", info_.reserved_cpus.toString()},
               {"instances", counts},
               {"processes", processes},
-              {"instance_metrics", lines}};
+              {"instance_metrics", lines},
+              {"state_disk", disk}};
 }
 
 Result<Json> ControlHandlers::cpuList(const Json&) {
@@ -166,6 +172,9 @@ Result<Json> ControlHandlers::instanceShow(const Json& args) {
   out["created_ms"] = record.created_ms;
   out["updated_ms"] = record.updated_ms;
   out["processes"] = runtime_.processes(record.name);
+  // The proxy's servers as the live workers see them (health, in flight, counts).
+  if (metrics_ != nullptr)
+    out["upstreams"] = common::metrics::toJson(metrics_->upstreamsNow(record.name));
   out["events"] = arrayOf(events, eventJson);
   return out;
 }

@@ -15,7 +15,8 @@
 //                     updated_ms, processes:[{slot, pid, state, cpus, started_ms,
 //                     restarts, attached}], php_pools:[{name, pool, address, max_conns,
 //                     share}], unbound_pools:[names its php routes use that no pool is
-//                     assigned as], events:[EVENT]}
+//                     assigned as], upstreams: UPSTREAMS of metrics_report.h (when
+//                     metrics are collected), events:[EVENT]}
 //   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
 //   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
 //                     metrics_report.h
@@ -50,6 +51,7 @@
 #include "controller/pools/pool_runtime.h"
 #include "controller/server/app_handlers.h"
 #include "controller/server/pool_handlers.h"
+#include "controller/state/state_disk.h"
 #include "controller/state/state_store.h"
 #include "controller/system_accounts.h"
 #include "ipc/endpoint.h"
@@ -78,6 +80,8 @@ class ControlHandlers {
 
   // Where instance.metrics and the status lines read from (null: they report nothing).
   void setMetrics(MetricsCollector* metrics) { metrics_ = metrics; }
+  // Whose answer `status` reports as state_disk (null: not reported).
+  void setStateDisk(state::StateDisk* disk) { state_disk_ = disk; }
 
   // Registers its handlers and the pool handlers' on a scalwsctl connection.
   common::Status registerOn(ipc::Endpoint& endpoint);
@@ -126,6 +130,7 @@ class ControlHandlers {
   Accounts& accounts_;
   ControllerInfo info_;
   MetricsCollector* metrics_ = nullptr;
+  state::StateDisk* state_disk_ = nullptr;
   PoolRuntime* pool_runtime_;
   PoolHandlers pools_;
   AppHandlers apps_;

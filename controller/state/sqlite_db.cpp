@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -55,7 +56,12 @@ Status sqliteStatus(sqlite3* db, int rc, std::string_view what) {
   if (db != nullptr && sqlite3_extended_errcode(db) == rc) {
     message += sqlite3_errmsg(db);
     int sys = sqlite3_system_errno(db);
-    if ((rc & 0xff) == SQLITE_CANTOPEN && sys != 0) {
+    int primary = rc & 0xff;
+    // SQLITE_FULL ("database or disk is full") is SQLite's answer to a write that failed
+    // with ENOSPC, and it keeps no errno for it: name the cause an operator can act on.
+    if (primary == SQLITE_FULL && sys == 0) sys = ENOSPC;
+    if ((primary == SQLITE_CANTOPEN || primary == SQLITE_FULL || primary == SQLITE_IOERR) &&
+        sys != 0) {
       message += " (";
       message += std::strerror(sys);
       message += ")";

@@ -36,8 +36,15 @@ def site_config(port, body="hello\n", extra_ports=()):
             '[[route]]\nrespond = { body = %s }\n' % json.dumps(body))
 
 
+# Every instance name this test process made up: conftest removes only these instances'
+# users after a test, never a user another test running beside it has just been given.
+NAMES_MADE = set()
+
+
 def unique_name(prefix="t"):
-    return "%s%s" % (prefix, uuid.uuid4().hex[:8])
+    name = "%s%s" % (prefix, uuid.uuid4().hex[:8])
+    NAMES_MADE.add(name)
+    return name
 
 
 def instance_user(name):
@@ -155,14 +162,24 @@ class Controller:
                        self.ctl("status", check=False).returncode == 0,
                        what="the controller to answer")
             assert self.proc.poll() is None, "controller exited: %s" % self.read_log()
-            # The status call's connection may still be open on the controller's side for
-            # a moment: the baseline is the settled count.
-            samples = []
-            for _ in range(10):
-                samples.append(fd_count(self.proc.pid))
-                time.sleep(0.03)
-            self.baseline_fds = min(samples)
+            self.take_fd_baseline()
         return self
+
+    def take_fd_baseline(self, settled=10, timeout=5.0):
+        """The controller's fd count once it holds still: the same over `settled` samples
+        30 ms apart (the status call's connection may still be open on the controller's
+        side for a moment). A test whose controller is still re-attaching workers when it
+        starts takes it again once they are listed."""
+        deadline = time.monotonic() + timeout
+        samples = []
+        while True:
+            samples.append(fd_count(self.proc.pid))
+            if len(samples) >= settled and len(set(samples[-settled:])) == 1:
+                self.baseline_fds = samples[-1]
+                return self.baseline_fds
+            if time.monotonic() > deadline:
+                raise AssertionError("the controller's fds never settled: %r" % samples[-20:])
+            time.sleep(0.03)
 
     @property
     def pid(self):
@@ -190,7 +207,7 @@ class Controller:
 
     def assert_no_fd_leak(self, extra=0, timeout=3.0):
         """The controller holds its baseline plus `extra` fds: per running worker, its
-        channel, its pidfd and the controller's copy of each of its listeners."""
+        channel, its pidfd, its log pipe and the controller's copy of each of its listeners."""
         want = self.baseline_fds + extra
         wait_until(lambda: fd_count(self.proc.pid) == want, timeout,
                    what="the controller's fds to be %d (now %d)" % (want, fd_count(self.proc.pid)))

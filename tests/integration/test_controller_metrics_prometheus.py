@@ -2,7 +2,7 @@
 text parses as the 0.0.4 exposition format (a small strict parser below), counters are
 monotonic across scrapes even when a worker is killed in between, histogram buckets are
 cumulative in increasing `le` order with +Inf == _count, and labels are only instance,
-class, action and le."""
+class, action and le (and upstream and server on the proxy's series)."""
 import http.client
 import math
 import os
@@ -17,7 +17,8 @@ from harness import free_port
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 SAMPLE = re.compile(r"^(%s)(?:\{(.*)\})? (\S+)$" % NAME)
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
-ALLOWED_LABELS = {"instance", "class", "action", "le"}
+# upstream and server: the proxy's per-server series (bounded by the configuration).
+ALLOWED_LABELS = {"instance", "class", "action", "le", "upstream", "server"}
 
 
 def parse(text):

@@ -3,6 +3,8 @@ byte for byte: CL.TE, TE.CL, TE.TE obfuscations and duplicate Content-Lengths ar
 before a byte reaches the upstream; what is accepted is re-framed (exactly one framing,
 chunk extensions and trailers gone), so the upstream and the proxy can never disagree on
 where a request ends."""
+import time
+
 import pytest
 
 from harness import Client, Scalwsd, exchange, expect_error, split_responses
@@ -54,8 +56,6 @@ ATTEMPTS = {
                     b"hello!",
     "cl-list": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 6\r\n\r\nhello!",
     "cl-plus": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\nhello",
-    "chunk-size-overflow": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           b"FFFFFFFFFFFFFFFFF1\r\nx\r\n0\r\n\r\n",
     "te-http10": b"POST / HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
 }
 
@@ -66,15 +66,31 @@ def test_attempts_are_refused_before_the_upstream(server, upstream, name):
     before_requests = len(upstream.requests)
     data, how = exchange(server.port, ATTEMPTS[name], timeout=3)
     responses = split_responses(data)
-    # Chunk-size trouble is found once the head went upstream; the rest at the head.
     assert len(responses) == 1, responses
     assert responses[0].status in (400, 413, 501), responses[0]
     assert b"SMUGGLED" not in data and b"len=" not in data
     assert how in ("eof", "reset")
-    if name != "chunk-size-overflow":
-        assert upstream.connections == before_connections
-    # Whatever reached the upstream, it never got a second request out of it.
+    assert upstream.connections == before_connections
     assert len(upstream.requests) == before_requests
+
+
+def test_chunk_size_overflow_is_refused_and_the_upstream_gets_no_request():
+    """Chunk-size trouble is found once the head went upstream, so a connection to the
+    upstream may be made (and is counted whenever the upstream accepts it, maybe after the
+    client's answer): its own upstream, so the other attempts' counts stay exact."""
+    with RawUpstream(lambda request, conn: answer(200, "len=%d\n" % len(request.body))) as up, \
+            Scalwsd(SITE.replace("@PORT@", str(up.port))) as s:
+        data, how = exchange(s.port, b"POST / HTTP/1.1\r\nHost: x\r\n"
+                             b"Transfer-Encoding: chunked\r\n\r\n"
+                             b"FFFFFFFFFFFFFFFFF1\r\nx\r\n0\r\n\r\n", timeout=3)
+        responses = split_responses(data)
+        assert len(responses) == 1, responses
+        assert responses[0].status in (400, 413), responses[0]
+        assert b"len=" not in data and how in ("eof", "reset")
+        # Whatever reached the upstream, it never got a whole request out of it (a moment
+        # for bytes in flight to arrive: an absence is being checked).
+        time.sleep(0.2)
+        assert not up.requests
 
 
 def test_chunked_body_is_reframed_byte_for_byte(server, upstream):

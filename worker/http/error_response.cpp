@@ -36,4 +36,18 @@ void sendError(Request& request, ResponseWriter& writer, uint16_t status,
   writer.finish();
 }
 
+void sendBackendFailure(Request& request, ResponseWriter& writer, uint16_t status,
+                        bool head_sent) noexcept {
+  if (head_sent) {
+    writer.abortResponse();
+    return;
+  }
+  if (status == 503) {
+    const HeaderField retry[] = {{"Retry-After", "1"}};
+    sendError(request, writer, status, retry);
+    return;
+  }
+  sendError(request, writer, status);
+}
+
 }  // namespace scalws::worker

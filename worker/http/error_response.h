@@ -16,4 +16,10 @@ namespace scalws::worker {
 void sendError(Request& request, ResponseWriter& writer, uint16_t status,
                std::span<const HeaderField> extra = {}, bool close = false) noexcept;
 
+// A backend (upstream, PHP pool) failed the request: its 502/503/504 page when no byte of
+// the response went out yet (a 503 says Retry-After: 1, the backend is busy or down), else
+// the response is cut short, the only honest answer once a head was sent.
+void sendBackendFailure(Request& request, ResponseWriter& writer, uint16_t status,
+                        bool head_sent) noexcept;
+
 }  // namespace scalws::worker

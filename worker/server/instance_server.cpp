@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/log.h"
+#include "worker/handlers/proxy/upstream_stats.h"
 #include "worker/metrics/metrics_area.h"
 #include "worker/metrics/process_stats.h"
 #include "worker/server/instance_loops.h"
@@ -170,7 +171,7 @@ class InstanceServer final : public InstanceHost {
     common::metrics::MetricsSnapshot s = metrics_area_->total();
     s.cpu_us = process_stats_->cpuMicros();
     s.rss_bytes = process_stats_->rssBytes();
-    session_->sendMetrics(s);
+    session_->sendMetrics(s, proxy::collectUpstreamStats());
   }
 
   void closeHandles() {

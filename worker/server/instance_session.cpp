@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <utility>
@@ -79,6 +80,7 @@ const ipc::OpHandler<InstanceSession> InstanceSession::kHandlers[] = {
     {ipc::op::kListeners, &InstanceSession::onListeners},
     {ipc::op::kReload, &InstanceSession::onReload},
     {ipc::op::kStop, &InstanceSession::onStop},
+    {ipc::op::kStderr, &InstanceSession::onStderr},
 };
 
 InstanceSession::InstanceSession(uv_loop_t* loop, std::string instance, UniqueFd channel,
@@ -96,6 +98,8 @@ InstanceSession::~InstanceSession() {
 }
 
 Status InstanceSession::start() {
+  // stdout and stderr are a pipe to the controller: one that died must not end us.
+  std::signal(SIGPIPE, SIG_IGN);
   if (attach_fd_.valid()) {
     attach_address_ = abstractName(attach_fd_.get());
     attach_poll_ = new uv_poll_t;
@@ -106,12 +110,13 @@ Status InstanceSession::start() {
   return openChannel(std::move(endpoint_fd_), false);
 }
 
-bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s) {
+bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s,
+                                  const std::vector<common::metrics::UpstreamMetrics>& upstreams) {
   // Two snapshots' worth queued: the controller is not reading; the next one says it all.
   constexpr size_t kMaxQueued = 8 * 1024;
   if (state_ != State::kServing && state_ != State::kStopping) return false;
   if (!channelOpen() || endpoint_->queuedBytes() > kMaxQueued) return false;
-  ipc::MetricsArgs args{::getpid(), plan_.settings.slot, s};
+  ipc::MetricsArgs args{::getpid(), plan_.settings.slot, s, upstreams};
   return endpoint_->notify(ipc::op::kMetrics, args.encode()).ok();
 }
 
@@ -305,6 +310,18 @@ void InstanceSession::onReload(ipc::Incoming& request, ipc::Replier replier) {
 void InstanceSession::onStop(ipc::Incoming&, ipc::Replier replier) {
   replier.ok();
   requestStop();
+}
+
+void InstanceSession::onStderr(ipc::Incoming& request, ipc::Replier replier) {
+  if (request.fds.size() != 1) {
+    return replier.fail(ipc::errc::kInvalidArgument, "stderr takes one fd");
+  }
+  // dup3 is in the seccomp allow-list; the old pipe's reader died with its controller.
+  int fd = request.fds[0].get();
+  if (::dup3(fd, STDOUT_FILENO, 0) < 0 || ::dup3(fd, STDERR_FILENO, 0) < 0) {
+    return replier.fail(common::errnoStatus(errno, "dup3"));
+  }
+  replier.ok();
 }
 
 void InstanceSession::requestStop() {

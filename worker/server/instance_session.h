@@ -1,10 +1,15 @@
 // InstanceSession: scalwsd's side of the controller channel in instance mode
 // (`scalwsd --instance NAME --ipc-fd N --attach-fd M`).
 //
+// Its stdout and stderr are a pipe the controller reads (a new controller hands over a new
+// pipe with the `stderr` op); SIGPIPE is ignored from start(), so a controller gone only
+// loses the lines written meanwhile.
+//
 // The conversation is ipc/worker_messages.h's (one struct per op, encoded and decoded
 // there for both ends): hello -> config -> listeners (fds) -> ready, then reload / stop,
 // and a `metrics` notification about once a second while serving or stopping (and once
-// more when the loops drained, sendMetrics). `config` is loaded and built into a snapshot
+// more when the loops drained, sendMetrics; with the proxy's upstream figures when it has
+// used any). `config` is loaded and built into a snapshot
 // with the pools the controller assigned (instance_pools.h); an error reply says why. A
 // reload is answered once every loop uses it, and refused (old config kept) when invalid,
 // when the listen addresses differ or when a pool is outside the sandbox in force
@@ -35,6 +40,7 @@
 
 #include "common/cpu_set.h"
 #include "common/metrics/metrics_snapshot.h"
+#include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "ipc/endpoint.h"
@@ -119,7 +125,8 @@ class InstanceSession {
   // Sends a `metrics` notification when serving or stopping with a channel open, and the
   // controller reads what it was sent before (the figures are totals: skipping one loses
   // nothing). False when nothing was sent.
-  bool sendMetrics(const common::metrics::MetricsSnapshot& s);
+  bool sendMetrics(const common::metrics::MetricsSnapshot& s,
+                   const std::vector<common::metrics::UpstreamMetrics>& upstreams = {});
 
   State state() const { return state_; }
   bool channelOpen() const { return endpoint_ != nullptr && endpoint_->isOpen(); }
@@ -134,6 +141,7 @@ class InstanceSession {
   void onListeners(ipc::Incoming& request, ipc::Replier replier);
   void onReload(ipc::Incoming& request, ipc::Replier replier);
   void onStop(ipc::Incoming& request, ipc::Replier replier);
+  void onStderr(ipc::Incoming& request, ipc::Replier replier);
   void goLive();
   void onChannelClosed(const common::Status& why);
   void acceptAttach();

@@ -29,6 +29,18 @@ TEST(ControllerOptionsTest, ManagedPoolFlags) {
   }
 }
 
+TEST(ControllerOptionsTest, PoolLogSize) {
+  EXPECT_EQ(parseControllerArgs({})->pool_log_size, 4u * 1024 * 1024);
+  auto o = parseControllerArgs({"--pool-log-size", "512K"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->pool_log_size, 512u * 1024);
+  for (const char* bad : {"1K", "x", "-1", ""}) {
+    EXPECT_EQ(parseControllerArgs({"--pool-log-size", bad}).status().code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
 TEST(ControllerOptionsTest, EveryFlag) {
   auto o =
       parseControllerArgs({"--state-dir", "/s", "--socket", "/r/c.sock", "--reserve-cpus", "0,2-3",

@@ -159,8 +159,27 @@ TEST(WorkerMessagesTest, ReloadAndMetrics) {
   ASSERT_TRUE(mb.ok()) << mb.status().message();
   EXPECT_EQ(mb->metrics, m.metrics);
   EXPECT_EQ(mb->slot, 3u);
+  EXPECT_TRUE(mb->upstreams.empty());
+  EXPECT_FALSE(m.encode().contains("upstreams"));  // a site without a proxy sends none
   Json broken = m.encode();
   broken["metrics"]["bytes_in"] = -1;
+  EXPECT_FALSE(MetricsArgs::decode(broken).ok());
+}
+
+TEST(WorkerMessagesTest, MetricsCarryTheProxysUpstreams) {
+  MetricsArgs m;
+  m.pid = 7;
+  common::metrics::UpstreamServerMetrics server;
+  server.address = "127.0.0.1:9000";
+  server.loops = 2;
+  server.requests = 40;
+  server.responses_5xx = 1;
+  m.upstreams.push_back({"api", {server}});
+  auto back = MetricsArgs::decode(wire(m.encode()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->upstreams, m.upstreams);
+  Json broken = m.encode();
+  broken["upstreams"] = "api";
   EXPECT_FALSE(MetricsArgs::decode(broken).ok());
 }
 

@@ -455,16 +455,7 @@ void Exchange::fail(uint16_t status, const char* why) {
   pauseBody(false);  // the connection must read (and drop) what the client still sends
   w->setInFlight(nullptr);
   teardown();
-  if (head_sent) {
-    w->abortResponse();
-    return;
-  }
-  if (status == 503) {
-    const HeaderField retry[] = {{"Retry-After", "1"}};
-    sendError(*request, *w, status, retry);
-  } else {
-    sendError(*request, *w, status);
-  }
+  sendBackendFailure(*request, *w, status, head_sent);
 }
 
 void Exchange::abort() noexcept {

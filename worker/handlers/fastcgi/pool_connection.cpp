@@ -1,39 +1,22 @@
 #include "worker/handlers/fastcgi/pool_connection.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "worker/handlers/fastcgi/pool_state.h"
+#include "worker/net/outbound_connect.h"
 
 namespace scalws::worker::fastcgi {
 
 PoolConnection* PoolConnection::open(uv_loop_t* uv, PoolState& pool, int& err) {
   const PoolSpec& spec = pool.spec();
-  int family = spec.address.ss_family;
-  int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    err = errno;
+  ConnectStart start = startConnect(spec.address, spec.address_len);
+  if (start.fd < 0) {
+    err = start.err;
     return nullptr;
   }
-  if (family != AF_UNIX) {
-    int one = 1;
-    // Records leave in one write per step; Nagle would only hold back the last one.
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  }
-  int rc;
-  do {
-    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&spec.address), spec.address_len);
-  } while (rc < 0 && errno == EINTR);
-  // A unix socket connects at once or fails (EAGAIN there means the backlog is full).
-  if (rc < 0 && (errno != EINPROGRESS || family == AF_UNIX)) {
-    err = errno;
-    ::close(fd);
-    return nullptr;
-  }
+  int fd = start.fd;
   auto* c = new PoolConnection(pool, fd);
   if (uv_poll_init(uv, &c->poll_, fd) != 0) {
     err = EIO;
@@ -42,7 +25,7 @@ PoolConnection* PoolConnection::open(uv_loop_t* uv, PoolState& pool, int& err) {
     return nullptr;
   }
   c->poll_.data = c;
-  c->state_ = rc == 0 ? State::kInUse : State::kConnecting;
+  c->state_ = start.connected ? State::kInUse : State::kConnecting;
   if (c->state_ == State::kConnecting) c->watch(false, true);
   return c;
 }
@@ -73,13 +56,7 @@ void PoolConnection::onPoll(uv_poll_t* handle, int status, int events) {
   }
   switch (c->state_) {
     case State::kConnecting: {
-      int err = 0;
-      socklen_t len = sizeof(err);
-      if (status < 0) {
-        err = ECONNREFUSED;
-      } else if (getsockopt(c->fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
-        err = errno;
-      }
+      int err = finishedConnectError(c->fd_, status);
       if (err == 0) {
         c->state_ = State::kInUse;
         c->watch(false, false);

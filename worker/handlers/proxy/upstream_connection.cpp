@@ -1,14 +1,12 @@
 #include "worker/handlers/proxy/upstream_connection.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "worker/handlers/proxy/upstream_spec.h"
 #include "worker/loop/worker_loop.h"
+#include "worker/net/outbound_connect.h"
 
 namespace scalws::worker::proxy {
 
@@ -16,28 +14,12 @@ UpstreamConnection* UpstreamConnection::open(WorkerLoop& loop, const ServerSpec&
                                              const UpstreamTlsContext* tls, SSL_SESSION* session,
                                              int server_index, UpstreamConnectionOwner& owner,
                                              int& err) {
-  int family = server.address.ss_family;
-  int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    err = errno;
+  ConnectStart start = startConnect(server.address, server.address_len);
+  if (start.fd < 0) {
+    err = start.err;
     return nullptr;
   }
-  if (family != AF_UNIX) {
-    int one = 1;
-    // Set once per kept connection: a request head leaves in one write, Nagle would only
-    // hold back the last segment of a body.
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  }
-  int rc;
-  do {
-    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&server.address), server.address_len);
-  } while (rc < 0 && errno == EINTR);
-  // A unix socket connects at once or fails (EAGAIN there means the backlog is full).
-  if (rc < 0 && (errno != EINPROGRESS || family == AF_UNIX)) {
-    err = errno;
-    ::close(fd);
-    return nullptr;
-  }
+  int fd = start.fd;
   auto* c = new UpstreamConnection(loop, fd, server_index, owner);
   if (uv_poll_init(loop.uv(), &c->poll_, fd) != 0) {
     err = EIO;
@@ -58,10 +40,10 @@ UpstreamConnection* UpstreamConnection::open(WorkerLoop& loop, const ServerSpec&
   } else {
     c->transport_ = std::make_unique<PlainTransport>(fd);
   }
-  if (rc == 0 && tls == nullptr) {
+  if (start.connected && tls == nullptr) {
     c->state_ = State::kInUse;
   } else {
-    c->state_ = rc == 0 ? State::kHandshaking : State::kConnecting;
+    c->state_ = start.connected ? State::kHandshaking : State::kConnecting;
     // The user hears once it is lent the connection (lend() before the first event).
     c->watch(false, true);
   }
@@ -142,13 +124,7 @@ void UpstreamConnection::onPoll(uv_poll_t* handle, int status, int events) {
   }
   switch (c->state_) {
     case State::kConnecting: {
-      int err = 0;
-      socklen_t len = sizeof(err);
-      if (status < 0) {
-        err = ECONNREFUSED;
-      } else if (getsockopt(c->fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
-        err = errno;
-      }
+      int err = finishedConnectError(c->fd_, status);
       if (err != 0) {
         c->connectFailed(err);
         return;

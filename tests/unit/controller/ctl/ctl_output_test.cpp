@@ -106,6 +106,21 @@ TEST(CtlOutputTest, ShowListsProcessesAndEvents) {
   }
 }
 
+TEST(CtlOutputTest, ShowListsTheProxysServersOnlyWhenThereAreAny) {
+  Json server = {
+      {"address", "10.0.0.7:9000"}, {"backup", false},    {"loops", 2},           {"loops_down", 1},
+      {"down_since_ms", 1},         {"failures", 7},      {"active", 3},          {"idle", 4},
+      {"requests", 1234},           {"responses_5xx", 5}, {"connect_failures", 6}};
+  Json result = {{"name", "web"}, {"upstreams", {{{"name", "api"}, {"servers", {server}}}}}};
+  std::string out = renderResult("instance.show", result);
+  for (const char* want : {"upstreams:", "api", "10.0.0.7:9000", "down since ", "in 1 of 2 loop(s)",
+                           "1234", "CONNECT_FAILURES"}) {
+    EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
+  }
+  result["upstreams"] = Json::array();
+  EXPECT_EQ(renderResult("instance.show", result).find("upstreams:"), std::string::npos);
+}
+
 TEST(CtlOutputTest, ActionsSayWhereTheInstanceIs) {
   Json r = {{"name", "web"},        {"status", "failed"},   {"reason", "port in use"},
             {"desired", "running"}, {"assigned_cpus", "0"}, {"process_count", 0}};
@@ -169,6 +184,28 @@ TEST(CtlOutputTest, EscapesKeepUtf8AndShowEverythingElse) {
             "\\xc2\\x9b2J");
   EXPECT_EQ(escapeText("\xff\xfe"), "\\xff\\xfe");
   EXPECT_EQ(escapeText("\xe2\x82"), "\\xe2\\x82");  // truncated UTF-8
+}
+
+}  // namespace
+}  // namespace scalws::ctl
+
+namespace scalws::ctl {
+namespace {
+
+TEST(CtlOutputTest, StatusSaysWhenTheStateDiskIsFull) {
+  Json r = {{"pid", 1}, {"instances", {{"total", 0}}}};
+  EXPECT_EQ(renderResult("status", r).find("state disk"), std::string::npos);  // older ones
+  r["state_disk"] = {{"full", false}, {"free_bytes", 3 * 1024 * 1024}, {"message", ""}};
+  std::string ok = renderResult("status", r);
+  EXPECT_NE(ok.find("state disk"), std::string::npos) << ok;
+  EXPECT_NE(ok.find("ok ("), std::string::npos) << ok;
+  r["state_disk"] = {{"full", true},
+                     {"free_bytes", 0},
+                     {"message", "no space left on device: changes to it are refused"}};
+  std::string full = renderResult("status", r);
+  EXPECT_NE(full.find("FULL ("), std::string::npos) << full;
+  EXPECT_NE(full.find("no space left on device: changes to it are refused"), std::string::npos)
+      << full;
 }
 
 }  // namespace

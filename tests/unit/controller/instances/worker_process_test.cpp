@@ -47,9 +47,8 @@ struct Heard {
     cb.on_ready = [this](WorkerProcess&, const Status& s) { ready = s; };
     cb.on_exit = [this](WorkerProcess&, const std::string& how) { exit = how; };
     cb.on_hello = [this](WorkerProcess&) { ++hellos; };
-    cb.on_metrics = [this](WorkerProcess&, const common::metrics::MetricsSnapshot& s) {
-      metrics.push_back(s);
-    };
+    cb.on_metrics = [this](WorkerProcess&, const common::metrics::MetricsSnapshot& s,
+                           std::vector<common::metrics::UpstreamMetrics>) { metrics.push_back(s); };
     return cb;
   }
 };
@@ -102,9 +101,9 @@ class WorkerProcessTest : public ::testing::Test {
     SlotListeners listeners;
     listeners.specs.push_back({0, "127.0.0.1:8080", 8080, false});
     listeners.fds.emplace_back(::dup(0));
-    auto w = WorkerProcess::converse(loop_.get(),
-                                     SpawnedWorker{child_, std::move(pidfd_), std::move(channel_)},
-                                     std::move(launch), std::move(listeners), heard_.callbacks());
+    auto w = WorkerProcess::converse(
+        loop_.get(), SpawnedWorker{child_, std::move(pidfd_), std::move(channel_), UniqueFd()},
+        std::move(launch), std::move(listeners), heard_.callbacks());
     ASSERT_TRUE(w.ok()) << w.status().message();
     process_ = std::move(*w);
   }
@@ -173,6 +172,29 @@ TEST_F(WorkerProcessTest, MetricsAfterReadyOnlyAndWellFormedOnly) {
   ASSERT_TRUE(worker_->notify("metrics", m.encode()).ok());
   ASSERT_TRUE(loop_.runUntil([&] { return heard_.metrics.size() == 2; }));
   EXPECT_EQ(heard_.metrics[0].bytes_in, 5u);
+}
+
+TEST_F(WorkerProcessTest, MetricsFloodsAndOversizedMetricsAreDropped) {
+  handshake();
+  ipc::MetricsArgs m;
+  m.pid = child_;
+  m.metrics.bytes_in = 7;
+  Json big = m.encode();
+  big["padding"] = std::string(kMaxMetricsBytes, 'x');
+  ASSERT_TRUE(worker_->notify("metrics", big).ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(worker_->notify("metrics", m.encode()).ok());
+  // Frames are handled in order: the answer to this (a refused second hello) comes after
+  // every notification above was.
+  bool fenced = false;
+  ASSERT_TRUE(worker_
+                  ->request("hello", ipc::HelloArgs{child_, "web", "00ab", std::nullopt}.encode(),
+                            {}, [&](Result<Json>) { fenced = true; })
+                  .ok());
+  ASSERT_TRUE(loop_.runUntil([&] { return fenced; }));
+  // The burst, and what the rate allows over the few ms this took; never the flood.
+  EXPECT_GE(heard_.metrics.size(), static_cast<size_t>(kMetricsBurst));
+  EXPECT_LT(heard_.metrics.size(), 50u);
+  for (const auto& s : heard_.metrics) EXPECT_EQ(s.bytes_in, 7u);
 }
 
 TEST_F(WorkerProcessTest, AHelloAsAnotherInstanceFailsTheStartAndKillsIt) {

@@ -261,5 +261,47 @@ TEST_F(MetricsCollectorTest, ForgetDropsAnInstance) {
   EXPECT_EQ(c.liveWorkers("web"), 0u);
 }
 
+// One upstream "api" with one server: `requests` answered, `active` in flight, down or up.
+std::vector<common::metrics::UpstreamMetrics> api(uint64_t requests, uint64_t active, bool down) {
+  common::metrics::UpstreamServerMetrics s;
+  s.address = "127.0.0.1:9000";
+  s.loops = 2;
+  s.loops_down = down ? 1 : 0;
+  s.failures = down ? 3 : 0;
+  s.active = active;
+  s.requests = requests;
+  return {{"api", {s}}};
+}
+
+TEST_F(MetricsCollectorTest, UpstreamsAreSummedOverLiveWorkersAndEndedOnesKeepTheirCounts) {
+  MetricsCollector c = collector();
+  c.workerUpstreams("web", 10, api(5, 1, false));
+  c.workerUpstreams("web", 11, api(7, 2, true));
+  c.workerUpstreams("web", 10, api(6, 0, false));  // replaces the previous figures
+  std::vector<common::metrics::UpstreamMetrics> now = c.upstreamsNow("web");
+  ASSERT_EQ(now.size(), 1u);
+  ASSERT_EQ(now[0].servers.size(), 1u);
+  EXPECT_EQ(now[0].servers[0].requests, 13u);
+  EXPECT_EQ(now[0].servers[0].active, 2u);
+  EXPECT_EQ(now[0].servers[0].loops, 4u);
+  EXPECT_EQ(now[0].servers[0].loops_down, 1u);
+  EXPECT_EQ(now[0].servers[0].failures, 3u);
+
+  c.workerExited("web", 11);
+  now = c.upstreamsNow("web");
+  EXPECT_EQ(now[0].servers[0].requests, 6u);  // live workers only
+  EXPECT_EQ(now[0].servers[0].loops_down, 0u);
+  std::vector<common::metrics::UpstreamMetrics> totals = c.upstreamTotals("web");
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].servers[0].requests, 13u);  // the ended worker's 7 stay
+  EXPECT_EQ(totals[0].servers[0].active, 0u);     // its gauges do not
+  EXPECT_EQ(totals[0].servers[0].loops_down, 0u);
+  EXPECT_EQ(totals[0].servers[0].loops, 2u);
+
+  EXPECT_TRUE(c.upstreamsNow("idle").empty());
+  c.forget("web");
+  EXPECT_TRUE(c.upstreamTotals("web").empty());
+}
+
 }  // namespace
 }  // namespace scalws::controller

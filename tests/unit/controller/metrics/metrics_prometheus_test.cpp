@@ -184,6 +184,51 @@ TEST(MetricsPrometheus, LabelValuesAreEscaped) {
   EXPECT_EQ(p.samples.front().labels.at("instance"), "we\"ird");
 }
 
+TEST(MetricsPrometheus, UpstreamServersAreLabelledByUpstreamAndServer) {
+  PrometheusInstance web = instance("web", 1);
+  common::metrics::UpstreamServerMetrics live;
+  live.address = "10.0.0.7:9000";
+  live.loops = 2;
+  live.loops_down = 1;
+  live.active = 4;
+  live.requests = 99;
+  live.latency_sum_us = 2'500'000;
+  live.latency[12] = 90;
+  live.latency[53] = 9;                         // beyond the last bound: only +Inf counts it
+  common::metrics::UpstreamServerMetrics gone;  // only an ended worker's counts are left
+  gone.address = "unix:/run/api.sock";
+  gone.requests = 5;
+  web.upstreams = {{"api", {live, gone}}};
+  Parsed p = parse(renderPrometheus({web, instance("plain", 1)}));
+  ASSERT_TRUE(p.errors.empty()) << p.errors.front();
+  EXPECT_EQ(p.types["scalws_upstream_server_up"], "gauge");
+  EXPECT_EQ(p.types["scalws_upstream_server_requests_total"], "counter");
+  std::map<std::string, std::string> live_values;
+  std::map<std::string, std::string> gone_values;
+  for (const Sample& s : p.samples) {
+    if (s.name.rfind("scalws_upstream_server_", 0) != 0) continue;
+    EXPECT_EQ(s.labels.at("instance"), "web");
+    EXPECT_EQ(s.labels.at("upstream"), "api");
+    if (s.name.ends_with("_bucket")) {
+      if (s.labels.at("server") == "10.0.0.7:9000" && s.labels.at("le") == "+Inf") {
+        EXPECT_EQ(s.value, "99");
+      }
+      continue;
+    }
+    EXPECT_EQ(s.labels.size(), 3u);
+    (s.labels.at("server") == "10.0.0.7:9000" ? live_values : gone_values)[s.name] = s.value;
+  }
+  EXPECT_EQ(live_values["scalws_upstream_server_up"], "0");
+  EXPECT_EQ(live_values["scalws_upstream_server_active_requests"], "4");
+  EXPECT_EQ(live_values["scalws_upstream_server_requests_total"], "99");
+  EXPECT_EQ(live_values["scalws_upstream_server_response_seconds_sum"], "2.5");
+  EXPECT_EQ(live_values["scalws_upstream_server_response_seconds_count"], "99");
+  EXPECT_EQ(p.types["scalws_upstream_server_response_seconds"], "histogram");
+  EXPECT_EQ(gone_values["scalws_upstream_server_requests_total"], "5");
+  EXPECT_EQ(gone_values.count("scalws_upstream_server_up"), 0u);  // no gauges for it
+  EXPECT_EQ(gone_values.count("scalws_upstream_server_idle_connections"), 0u);
+}
+
 TEST(MetricsPrometheus, NoInstancesStillDeclaresTheFamilies) {
   Parsed p = parse(renderPrometheus({}));
   EXPECT_TRUE(p.samples.empty());

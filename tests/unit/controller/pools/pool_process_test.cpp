@@ -37,6 +37,10 @@ def write(path, data):
     open(path + ".tmp", "w").write(data)
     os.rename(path + ".tmp", path)
 here = os.path.dirname(conf)
+if os.path.exists(os.path.join(here, "spam")):
+    for i in range(3000):  # 300 KB, like PHP writing warnings without end
+        sys.stderr.write("%098d\n" % i)
+    sys.stderr.flush()
 if os.path.exists(os.path.join(here, "fail")):
     sys.stderr.write("ERROR: [pool test] cannot get uid for user 'nosuch'\n")
     sys.stderr.write("ERROR: FPM initialization failed\n")
@@ -79,7 +83,7 @@ class PoolProcessTest : public ::testing::Test {
   PoolProcessTest() {
     writeFile(dir_.file("fake.py"), kFakeScript);
     paths_ = PoolPaths{dir_.file("php-fpm.conf"), dir_.file("php-fpm.pid"),
-                       dir_.file("php-fpm.log"), dir_.file("pool.sock")};
+                       dir_.file("php-fpm.log"), dir_.file("php-fpm.pipe"), dir_.file("pool.sock")};
     // The master's title, as php-fpm sets it: what adoption recognises.
     writeFile(dir_.file("php-fpm"),
               "#!/bin/bash\nexec -a \"php-fpm: master process (" + paths_.config +
@@ -107,7 +111,7 @@ class PoolProcessTest : public ::testing::Test {
       events_.push_back(std::string(kind) + ": " + message);
     };
     return std::make_unique<PoolProcess>(loop_.get(), "test", paths_, dir_.file("php-fpm"), limits_,
-                                         std::move(hooks));
+                                         std::move(hooks), log_cap_);
   }
 
   // Runs `op` with a Done and waits for it.
@@ -128,6 +132,7 @@ class PoolProcessTest : public ::testing::Test {
   ipc::testing::TestLoop loop_;
   PoolPaths paths_;
   RestartLimits limits_;
+  uint64_t log_cap_ = kDefaultPoolLogCap;
   int prepared_ = 0;
   int running_ = 0;
   std::vector<std::string> events_;
@@ -161,6 +166,27 @@ TEST_F(PoolProcessTest, AFirstStartThatFailsSaysWhyAndLeavesNothing) {
   EXPECT_EQ(p->pid(), 0);
   loop_.spin();
   EXPECT_EQ(prepared_, 1);  // not retried
+}
+
+TEST_F(PoolProcessTest, WhatTheMasterWritesGoesToACappedRotatedLog) {
+  writeFile(dir_.file("spam"), "");
+  log_cap_ = kMinPoolLogCap;
+  auto p = make();
+  ASSERT_TRUE(await([&](PoolProcess::Done d) { p->startOnce(std::move(d)); }).ok());
+  struct stat st;
+  ASSERT_TRUE(loop_.runUntil(
+      [&] {
+        return ::stat(paths_.log.c_str(), &st) == 0 &&
+               readFile(paths_.log).find("00000000002999\n") != std::string::npos;
+      },
+      std::chrono::seconds(10)));
+  EXPECT_LE(st.st_size, static_cast<off_t>(kMinPoolLogCap));
+  ASSERT_EQ(::stat((paths_.log + ".1").c_str(), &st), 0);
+  EXPECT_LE(st.st_size, static_cast<off_t>(kMinPoolLogCap));
+  EXPECT_EQ(::stat((paths_.log + ".2").c_str(), &st), -1);
+  ASSERT_EQ(::lstat(paths_.pipe.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  stopAndWait(*p);
 }
 
 TEST_F(PoolProcessTest, AKilledMasterIsRestartedAndItsChildrenGoWithIt) {

@@ -118,6 +118,23 @@ TEST(SqliteDbTest, ErrorsAreMappedToStatusCodes) {
   EXPECT_EQ(range->bind(2, int64_t{1}).code(), StatusCode::kInvalidArgument);
 }
 
+// A full disk is SQLITE_FULL with no errno kept (the integration test fills a real one);
+// the page limit gives the same code here.
+TEST(SqliteDbTest, AFullDatabaseSaysNoSpaceLeftOnDevice) {
+  TempDir dir;
+  SqliteDb db = openOk(dir.file("t.db"));
+  ASSERT_TRUE(db.exec("CREATE TABLE t (v BLOB)").ok());
+  ASSERT_TRUE(db.exec("PRAGMA max_page_count = 8").ok());
+  common::Status full;
+  for (int i = 0; i < 100 && full.ok(); ++i) {
+    full = db.exec("INSERT INTO t VALUES (zeroblob(4000))");
+  }
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted) << full.message();
+  EXPECT_NE(full.message().find("database or disk is full (No space left on device)"),
+            std::string::npos)
+      << full.message();
+}
+
 TEST(SqliteDbTest, TransactionRollsBackUnlessCommitted) {
   TempDir dir;
   SqliteDb db = openOk(dir.file("t.db"));

@@ -241,6 +241,18 @@ TEST_F(InstanceSessionTest, MetricsGoOutOnlyWhileServingAsANotification) {
       common::metrics::metricsFromJson(received[0]["metrics"]);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back, s);
+  EXPECT_FALSE(received[0].contains("upstreams"));  // the site proxies nothing
+
+  common::metrics::UpstreamServerMetrics server;
+  server.address = "127.0.0.1:9000";
+  server.requests = 3;
+  std::vector<common::metrics::UpstreamMetrics> upstreams = {{"api", {server}}};
+  ASSERT_TRUE(session_->sendMetrics(s, upstreams));
+  ASSERT_TRUE(loop_.runUntil([&] { return received.size() == 2; }));
+  Result<std::vector<common::metrics::UpstreamMetrics>> ups =
+      common::metrics::upstreamMetricsFromJson(received[1]["upstreams"]);
+  ASSERT_TRUE(ups.ok()) << ups.status().message();
+  EXPECT_EQ(*ups, upstreams);
   session_->close();
   EXPECT_FALSE(session_->sendMetrics(s));
 }

@@ -1,0 +1,167 @@
+#include "controller/pools/pool_log.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+
+namespace scalws::controller {
+
+PoolLog::PoolLog(uv_loop_t* loop, std::string name, std::string pipe_path, std::string log_path,
+                 uint64_t cap)
+    : loop_(loop),
+      name_(std::move(name)),
+      pipe_path_(std::move(pipe_path)),
+      log_path_(std::move(log_path)),
+      cap_(cap < kMinPoolLogCap ? kMinPoolLogCap : cap),
+      watch_(loop) {}
+
+common::Status PoolLog::open() {
+  if (fd_) return common::okStatus();
+  struct stat st;
+  if (::lstat(pipe_path_.c_str(), &st) == 0 && !S_ISFIFO(st.st_mode)) {
+    ::unlink(pipe_path_.c_str());  // not ours to keep: only a FIFO belongs here
+  }
+  if (::mkfifo(pipe_path_.c_str(), 0600) != 0 && errno != EEXIST) {
+    return common::errnoStatus(errno, "cannot make " + pipe_path_);
+  }
+  // Read-write: never an end of file while no master holds it, and never a blocked open.
+  common::UniqueFd fd(::open(pipe_path_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return common::errnoStatus(errno, "cannot open " + pipe_path_);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISFIFO(st.st_mode)) {
+    return common::Status(common::StatusCode::kFailedPrecondition, pipe_path_ + " is not a FIFO");
+  }
+  // Room for a burst while the loop is busy elsewhere (php-fpm's writes block when it is
+  // full); the kernel's default is 64 KiB. Best effort: the default works too.
+  (void)::fcntl(fd.get(), F_SETPIPE_SZ, kPipeBytes);
+  fd_ = std::move(fd);
+  int rc = watch_.start(fd_.get(), [this] { onReadable(); });
+  if (rc != 0) {
+    fd_.reset();
+    return common::internalError("pool log " + pipe_path_ + ": " + uv_strerror(rc));
+  }
+  return common::okStatus();
+}
+
+void PoolLog::close() {
+  if (!fd_) return;
+  onReadable();
+  watch_.close();
+  fd_.reset();
+  file_.reset();
+}
+
+void PoolLog::onReadable() {
+  char buf[16384];
+  while (fd_) {
+    ssize_t n = ::read(fd_.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // EAGAIN: all read (no end of file: we hold a write end too)
+    append(std::string_view(buf, static_cast<size_t>(n)));
+  }
+}
+
+bool PoolLog::ensureFile() {
+  if (file_) return true;
+  file_ = common::UniqueFd(
+      ::open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640));
+  struct stat st;
+  if (!file_ || ::fstat(file_.get(), &st) != 0) {
+    if (!failing_) {
+      LOG_WARN("pool %s: cannot open %s: %s; its lines are dropped until that works again",
+               name_.c_str(), log_path_.c_str(), std::strerror(errno));
+    }
+    failing_ = true;
+    file_.reset();
+    return false;
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+  return true;
+}
+
+void PoolLog::rotate() {
+  file_.reset();
+  // A rename needs no free space: rotation works on a full disk too.
+  if (::rename(log_path_.c_str(), (log_path_ + ".1").c_str()) != 0) {
+    int ignored = ::truncate(log_path_.c_str(), 0);  // last resort: never past the cap
+    (void)ignored;
+  }
+  size_ = 0;
+}
+
+void PoolLog::append(std::string_view data) {
+  // More than a whole log at once: only its end is worth keeping (with room for the note).
+  constexpr size_t kNoteRoom = 128;
+  if (data.size() > cap_ - kNoteRoom) {
+    size_t cut = data.size() - (cap_ - kNoteRoom);
+    dropped_ += cut;
+    dropped_total_ += cut;
+    data.remove_prefix(cut);
+  }
+  auto lose = [&] {
+    dropped_ += data.size();
+    dropped_total_ += data.size();
+  };
+  if (!ensureFile()) return lose();
+  std::string note;
+  if (dropped_ > 0) {
+    note = "scalws-controller: " + std::to_string(dropped_) + " byte(s) of this log lost\n";
+  }
+  if (size_ + note.size() + data.size() > cap_) {
+    rotate();
+    if (!ensureFile()) return lose();
+  }
+  // The note first, then the data; what a failed write leaves unwritten is lost.
+  std::string_view parts[2] = {note, data};
+  for (std::string_view& part : parts) {
+    while (!part.empty()) {
+      ssize_t n = ::write(file_.get(), part.data(), part.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        if (!failing_) {
+          LOG_WARN("pool %s: cannot write %s: %s; its lines are dropped until that works again",
+                   name_.c_str(), log_path_.c_str(), std::strerror(errno));
+        }
+        failing_ = true;
+        return lose();
+      }
+      size_ += static_cast<uint64_t>(n);
+      part.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+  if (failing_) {
+    LOG_INFO("pool %s: writing %s again (%llu byte(s) lost)", name_.c_str(), log_path_.c_str(),
+             static_cast<unsigned long long>(dropped_));
+  }
+  failing_ = false;
+  dropped_ = 0;
+}
+
+std::string readFileTail(const std::string& path, size_t max_bytes) {
+  common::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st;
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  off_t size = st.st_size;
+  off_t from = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
+  std::string out(static_cast<size_t>(size - from), '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n =
+        ::pread(fd.get(), out.data() + got, out.size() - got, from + static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  if (from > 0) {  // started mid-line: drop the piece
+    size_t nl = out.find('\n');
+    out = nl == std::string::npos ? std::string() : out.substr(nl + 1);
+  }
+  return out;
+}
+
+}  // namespace scalws::controller

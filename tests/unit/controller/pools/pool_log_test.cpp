@@ -1,0 +1,128 @@
+// PoolLog: php-fpm's log copied from its FIFO to a capped, rotated file; readFileTail.
+// (A full disk is driven by tests/integration/test_controller_disk_full.py.)
+#include "controller/pools/pool_log.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/unit/controller/temp_dir.h"
+#include "tests/unit/ipc/ipc_test_util.h"
+
+namespace scalws::controller {
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+off_t sizeOf(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
+class PoolLogTest : public ::testing::Test {
+ protected:
+  std::string pipe() { return dir_.file("php-fpm.pipe"); }
+  std::string log() { return dir_.file("php-fpm.log"); }
+  scalws::testing::TempDir dir_;
+  ipc::testing::TestLoop loop_;
+};
+
+TEST_F(PoolLogTest, CopiesWhatIsWrittenToTheFifo) {
+  PoolLog pl(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+  ASSERT_TRUE(pl.open().ok());
+  struct stat st;
+  ASSERT_EQ(::lstat(pipe().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  int probe = ::open(pipe().c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(probe, 0);
+  EXPECT_GE(::fcntl(probe, F_GETPIPE_SZ), kPipeBytes);  // one pipe, whoever opens it
+  ::close(probe);
+  // A writer, as php-fpm opens it: no wait, a reader is there.
+  int w = ::open(pipe().c_str(), O_WRONLY | O_NONBLOCK);
+  ASSERT_GE(w, 0);
+  ASSERT_EQ(::write(w, "first line\nsecond", 17), 17);
+  ::close(w);  // no end of file for the reader: it holds a write end itself
+  EXPECT_TRUE(loop_.runUntil([&] { return readFile(log()) == "first line\nsecond"; },
+                             std::chrono::seconds(5)));
+  EXPECT_TRUE(pl.isOpen());
+  // Opened again (a new controller): the same FIFO, kept.
+  pl.close();
+  PoolLog again(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+  ASSERT_TRUE(again.open().ok());
+  struct stat st2;
+  ASSERT_EQ(::lstat(pipe().c_str(), &st2), 0);
+  EXPECT_EQ(st.st_ino, st2.st_ino);
+}
+
+TEST_F(PoolLogTest, AFileInThePlaceOfTheFifoIsReplaced) {
+  std::ofstream(pipe()) << "not a fifo";
+  PoolLog pl(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+  ASSERT_TRUE(pl.open().ok());
+  struct stat st;
+  ASSERT_EQ(::lstat(pipe().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+TEST_F(PoolLogTest, RotatesAtTheCapAndNeverTakesMoreThanTwice) {
+  PoolLog pl(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+  std::string line(99, 'x');
+  line += '\n';
+  for (int i = 0; i < 3000; ++i) pl.append(line);  // 300 KB into a 64 KiB cap
+  EXPECT_LE(sizeOf(log()), static_cast<off_t>(kMinPoolLogCap));
+  EXPECT_LE(sizeOf(log() + ".1"), static_cast<off_t>(kMinPoolLogCap));
+  EXPECT_GT(sizeOf(log() + ".1"), static_cast<off_t>(kMinPoolLogCap) - 100);
+  EXPECT_FALSE(std::ifstream(log() + ".2").good());
+  EXPECT_EQ(readFile(log()).size() % 100, 0u);  // whole lines: rotated between writes
+  // One write bigger than the cap keeps its end only.
+  std::string huge(3 * kMinPoolLogCap, 'y');
+  huge.back() = 'z';
+  pl.append(huge);
+  EXPECT_LE(sizeOf(log()), static_cast<off_t>(kMinPoolLogCap));
+  EXPECT_EQ(readFile(log()).back(), 'z');
+  EXPECT_GT(pl.droppedBytes(), 0u);
+}
+
+TEST_F(PoolLogTest, ACapBelowTheMinimumIsRaisedToIt) {
+  PoolLog pl(loop_.get(), "p", pipe(), log(), 10);
+  pl.append(std::string(1000, 'a'));
+  EXPECT_EQ(sizeOf(log()), 1000);
+  EXPECT_FALSE(std::ifstream(log() + ".1").good());
+}
+
+TEST_F(PoolLogTest, AppendsToALogLeftBeforeAndCountsItsSize) {
+  std::ofstream(log()) << std::string(kMinPoolLogCap - 10, 'o');
+  PoolLog pl(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+  pl.append("twenty bytes of text");
+  EXPECT_EQ(readFile(log()), "twenty bytes of text");
+  EXPECT_EQ(sizeOf(log() + ".1"), static_cast<off_t>(kMinPoolLogCap - 10));
+}
+
+TEST(ReadFileTail, ReadsOnlyTheEndFromALineStart) {
+  scalws::testing::TempDir dir;
+  std::string path = dir.file("big.log");
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 100000; ++i) out << "line " << i << "\n";
+  }
+  std::string tail = readFileTail(path, 30);
+  EXPECT_LE(tail.size(), 30u);
+  EXPECT_EQ(tail, "line 99998\nline 99999\n");
+  EXPECT_EQ(readFileTail(dir.file("missing"), 30), "");
+  std::ofstream(dir.file("small")) << "a\nb\n";
+  EXPECT_EQ(readFileTail(dir.file("small"), 30), "a\nb\n");
+  ::mkfifo(dir.file("fifo").c_str(), 0600);
+  EXPECT_EQ(readFileTail(dir.file("fifo"), 30), "");  // never blocks on a FIFO
+}
+
+}  // namespace
+}  // namespace scalws::controller
