@@ -111,6 +111,7 @@ Controller::~Controller() {
   dashboard_.reset();
   handlers_.reset();
   pools_.reset();
+  apps_.reset();
   uv_run(&loop_, UV_RUN_NOWAIT);  // close callbacks of what was just destroyed
   if (uv_loop_close(&loop_) != 0) LOG_WARN("event loop closed with handles still open");
 }
@@ -143,7 +144,13 @@ Status Controller::startUp() {
   pool_options.allowed_php_fpm = options_.allowed_php_fpm;
   pool_options.log_cap = options_.pool_log_size;
   pools_ = std::make_unique<PoolManager>(&loop_, store_, pool_options);
-  handlers_ = std::make_unique<ControlHandlers>(store_, *this, *accounts_, info, pools_.get());
+  AppManagerOptions app_options;
+  app_options.state_dir = options_.state_dir;
+  app_options.socket_dir = options_.app_dir;
+  app_options.limits = options_.restart;
+  apps_ = std::make_unique<AppManager>(&loop_, store_, app_options);
+  handlers_ =
+      std::make_unique<ControlHandlers>(store_, *this, *accounts_, info, pools_.get(), apps_.get());
   handlers_->setMetrics(metrics_.get());
   handlers_->setStateDisk(state_disk_.get());
   Result<std::unique_ptr<ControlServer>> server =
@@ -165,6 +172,9 @@ Status Controller::startUp() {
   // Both at once: workers re-attach (they serve already) while php-fpm masters are adopted
   // or started; instances are started only once both are done, so their first requests
   // find their pools up.
+  // Apps are adopted or started beside them; nothing waits for them (a route to an app
+  // that is not up yet answers 502 until it is).
+  apps_->startAll([](const Status&) {});
   pools_->startAll([this](const Status&) {
     pools_started_ = true;
     maybeConverge();
@@ -345,6 +355,7 @@ void Controller::beginShutdown(ShutdownMode mode) {
   if (mode == ShutdownMode::kLeaveInstances) {
     for (auto& [name, sup] : supervisors_) sup->leave();
     if (pools_) pools_->leave();
+    if (apps_) apps_->leave();
     deferCall(&loop_, [this] { finishShutdown(); });
     return;
   }
@@ -352,7 +363,10 @@ void Controller::beginShutdown(ShutdownMode mode) {
   // The instances first, so their requests in flight finish on PHP; then the pools.
   auto stop_pools = [this] {
     if (!pools_) return finishShutdown();
-    pools_->stopAll([this](const Status&) { deferCall(&loop_, [this] { finishShutdown(); }); });
+    pools_->stopAll([this](const Status&) {
+      if (!apps_) return deferCall(&loop_, [this] { finishShutdown(); });
+      apps_->stopAll([this](const Status&) { deferCall(&loop_, [this] { finishShutdown(); }); });
+    });
   };
   stop_pending_ = supervisors_.size();
   if (stop_pending_ == 0) return deferCall(&loop_, stop_pools);
@@ -383,6 +397,7 @@ void Controller::finishShutdown() {
   // Whatever still runs was left on purpose (leave) or is being killed: let go of it.
   for (auto& [name, sup] : supervisors_) sup->leave();
   if (pools_) pools_->leave();
+  if (apps_) apps_->leave();
   supervisors_.clear();
   removed_.clear();
   LOG_INFO("stopped");

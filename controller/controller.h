@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 
+#include "controller/apps/app_manager.h"
 #include "controller/controller_options.h"
 #include "controller/dashboard/dashboard.h"
 #include "controller/instances/instance_runtime.h"
@@ -109,6 +110,7 @@ class Controller final : public InstanceRuntime {
   uv_signal_t signals_[4]{};
   std::unique_ptr<Accounts> accounts_;
   std::unique_ptr<PoolManager> pools_;
+  std::unique_ptr<AppManager> apps_;
   std::unique_ptr<ControlHandlers> handlers_;
   std::unique_ptr<ControlServer> server_;
   std::unique_ptr<MetricsCollector> metrics_;

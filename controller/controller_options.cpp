@@ -12,7 +12,7 @@ const char* const kControllerUsage =
     "usage: scalws-controller [--state-dir DIR] [--socket PATH] [--reserve-cpus LIST]\n"
     "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
     "                         [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]\n"
-    "                         [--allow-php-fpm PATH]... [--allow-root-instances]\n"
+    "                         [--allow-php-fpm PATH]... [--app-dir DIR] [--allow-root-instances]\n"
     "                         [--pool-log-size SIZE]\n"
     "                         [--dashboard-listen ADDR [--dashboard-auth FILE]]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
@@ -26,6 +26,7 @@ const char* const kControllerUsage =
     "                        127.0.0.1:9145 (default: off)\n"
     "  --pool-dir DIR        sockets of managed PHP pools, reachable by the instances' users\n"
     "                        (default /run/scalws/php)\n"
+    "  --app-dir DIR         sockets of the apps, a directory each (default /run/scalws/apps)\n"
     "  --php-fpm PATH        php-fpm for managed pools (default /usr/sbin/php-fpm8.2)\n"
     "  --allow-php-fpm PATH  another php-fpm binary `pool add --php-fpm` may name (repeat\n"
     "                        for more); no other binary is ever run\n"
@@ -91,11 +92,13 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
       if (o.dashboard_auth.front() != '/') {
         return common::invalidArgument("--dashboard-auth needs an absolute path");
       }
-    } else if (arg == "--pool-dir" || arg == "--php-fpm" || arg == "--allow-php-fpm") {
+    } else if (arg == "--pool-dir" || arg == "--php-fpm" || arg == "--allow-php-fpm" ||
+               arg == "--app-dir") {
       std::string path;
       SCALWS_RETURN_IF_ERROR(value(path));
       if (path.front() != '/') return common::invalidArgument(arg + " needs an absolute path");
       if (arg == "--pool-dir") o.pool_dir = path;
+      if (arg == "--app-dir") o.app_dir = path;
       if (arg == "--php-fpm") o.php_fpm = path;
       if (arg == "--allow-php-fpm") o.allowed_php_fpm.push_back(path);
     } else if (arg == "--pool-log-size") {

@@ -46,6 +46,7 @@ struct ControllerOptions {
   std::string dashboard_listen;  // "" = no dashboard
   std::string dashboard_auth;    // "" = no credentials asked (loopback only)
   std::string pool_dir = kDefaultPoolDir;
+  std::string app_dir = "/run/scalws/apps";  // --app-dir: the apps' sockets (app_manager.h)
   std::string php_fpm = "/usr/sbin/php-fpm8.2";
   std::vector<std::string> allowed_php_fpm;     // besides php_fpm
   uint64_t pool_log_size = kDefaultPoolLogCap;  // php-fpm.log rotates at this size

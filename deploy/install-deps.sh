@@ -13,6 +13,7 @@ PACKAGES="
   php8.2-fpm php8.2-cli nginx-light h2o
   curl nghttp2-client ngtcp2-client wrk openssl testssl.sh
   python3 python3-pytest python3-h2 python3-hyperframe python3-websockets
+  nodejs node-ws python3-gunicorn python3-uvicorn
   sqlite3 procps psmisc strace valgrind linux-perf iproute2 util-linux passwd
   debhelper dpkg-dev fakeroot lintian pandoc bash-completion debootstrap
   chromium

@@ -45,6 +45,14 @@ constexpr std::array kOps = {
     OpSpec{op::kPoolRemove, kCtl, kController, kWrite, true, "unregister a PHP pool"},
     OpSpec{op::kPoolAssign, kCtl, kController, kWrite, true, "assign a pool to an instance"},
     OpSpec{op::kPoolRelease, kCtl, kController, kWrite, true, "unassign a pool"},
+    OpSpec{op::kAppList, kCtl, kController, kRead, true, "Node.js and Python apps"},
+    OpSpec{op::kAppShow, kCtl, kController, kRead, true, "one app: processes, sandbox"},
+    OpSpec{op::kAppAdd, kCtl, kController, kWrite, true, "register and start an app"},
+    OpSpec{op::kAppRemove, kCtl, kController, kWrite, true, "stop and unregister an app"},
+    OpSpec{op::kAppRestart, kCtl, kController, kWrite, true, "stop and start an app"},
+    OpSpec{op::kAppLogs, kCtl, kController, kRead, true, "the end of an app's log"},
+    OpSpec{op::kAppAssign, kCtl, kController, kWrite, true, "assign an app to an instance"},
+    OpSpec{op::kAppRelease, kCtl, kController, kWrite, true, "unassign an app"},
 };
 
 }  // namespace

@@ -43,6 +43,14 @@ inline constexpr std::string_view kPoolAdd = "pool.add";
 inline constexpr std::string_view kPoolRemove = "pool.remove";
 inline constexpr std::string_view kPoolAssign = "pool.assign";
 inline constexpr std::string_view kPoolRelease = "pool.release";
+inline constexpr std::string_view kAppList = "app.list";
+inline constexpr std::string_view kAppShow = "app.show";
+inline constexpr std::string_view kAppAdd = "app.add";
+inline constexpr std::string_view kAppRemove = "app.remove";
+inline constexpr std::string_view kAppRestart = "app.restart";
+inline constexpr std::string_view kAppLogs = "app.logs";
+inline constexpr std::string_view kAppAssign = "app.assign";
+inline constexpr std::string_view kAppRelease = "app.release";
 }  // namespace op
 
 enum class Role { kController, kWorker, kCtl };

@@ -29,6 +29,11 @@ constexpr uint64_t kWriteDirRights = abi::kFsReadFile | abi::kFsReadDir | abi::k
 // A log file: opened for writing (append). Not truncated and not read back, so a worker
 // bug cannot erase or leak another request's log lines.
 constexpr uint64_t kWriteFileRights = abi::kFsWriteFile;
+// An app's socket directory: it binds its unix socket there (and a server such as gunicorn
+// removes a stale one first). Nothing else is made there.
+constexpr uint64_t kSocketDirRights = abi::kFsReadDir | abi::kFsMakeSock | abi::kFsRemoveFile;
+// /dev/null and its kind: read and written, never truncated or ioctl'd.
+constexpr uint64_t kDeviceRights = abi::kFsReadFile | abi::kFsWriteFile;
 
 struct ScopedFd {
   int fd = -1;
@@ -83,11 +88,23 @@ uint64_t landlockFsRightsForAbi(int abiVersion) {
 }
 
 uint64_t landlockPathRights(PathAccess access, bool directory, uint64_t handledFs) {
-  uint64_t rights;
-  if (access == PathAccess::kReadOnly) {
-    rights = directory ? kReadDirRights : kReadFileRights;
-  } else {
-    rights = directory ? kWriteDirRights : kWriteFileRights;
+  uint64_t rights = 0;
+  switch (access) {
+    case PathAccess::kReadOnly:
+      rights = directory ? kReadDirRights : kReadFileRights;
+      break;
+    case PathAccess::kReadWrite:
+      rights = directory ? kWriteDirRights : kWriteFileRights;
+      break;
+    case PathAccess::kReadExecute:
+      rights = (directory ? kReadDirRights : kReadFileRights) | abi::kFsExecute;
+      break;
+    case PathAccess::kSockets:
+      rights = directory ? kSocketDirRights : 0;
+      break;
+    case PathAccess::kDevice:
+      rights = kDeviceRights;
+      break;
   }
   if (!directory) rights &= abi::kFsFileRights;
   return rights & handledFs;
@@ -151,6 +168,11 @@ LandlockRuleset::~LandlockRuleset() {
 LandlockRuleset::LandlockRuleset(LandlockRuleset&& other) noexcept
     : fd_(other.fd_), plan_(std::move(other.plan_)) {
   other.fd_ = -1;
+}
+
+int LandlockRuleset::restrictCurrentThread() const noexcept {
+  if (fd_ < 0) return 0;
+  return syscall(SYS_landlock_restrict_self, fd_, 0U) == 0 ? 0 : errno;
 }
 
 Result<LandlockRuleset> prepareLandlock(const SandboxPolicy& policy, SandboxReport& report) {

@@ -61,6 +61,11 @@ class LandlockRuleset {
   LandlockRuleset& operator=(const LandlockRuleset&) = delete;
   LandlockRuleset& operator=(LandlockRuleset&&) = delete;
 
+  // landlock_restrict_self() on the calling thread, nothing else: 0 or the errno. No
+  // allocation, so a child between fork and exec may call it (after PR_SET_NO_NEW_PRIVS);
+  // 0 when the kernel has no Landlock (the preparation reported that as degraded).
+  int restrictCurrentThread() const noexcept;
+
  private:
   friend common::Result<LandlockRuleset> prepareLandlock(const SandboxPolicy&, SandboxReport&);
   friend common::Status restrictLandlock(LandlockRuleset&, SandboxReport&);

@@ -158,7 +158,19 @@ std::string_view seccompActionName(SeccompAction action) {
 }
 
 std::string_view pathAccessName(PathAccess access) {
-  return access == PathAccess::kReadWrite ? "read-write" : "read-only";
+  switch (access) {
+    case PathAccess::kReadOnly:
+      return "read-only";
+    case PathAccess::kReadWrite:
+      return "read-write";
+    case PathAccess::kReadExecute:
+      return "read-execute";
+    case PathAccess::kSockets:
+      return "sockets";
+    case PathAccess::kDevice:
+      return "device";
+  }
+  return "?";
 }
 
 std::string_view pathKindName(PathKind kind) {

@@ -33,6 +33,10 @@ enum class PathAccess {
   kReadOnly,   // read files, list directories; never write, truncate or execute
   kReadWrite,  // directories: create, write, truncate, rename, remove beneath;
                // files: write (append) only — a log file is never truncated or read back
+  // The rights below serve the sandbox of an app the controller runs (exec_sandbox.h).
+  kReadExecute,  // a runtime (/usr): read, list and execute beneath; never write
+  kSockets,      // a socket directory: list, create unix sockets and remove files beneath
+  kDevice,       // a character device such as /dev/null: read and write, no ioctl
 };
 
 // What the path must be when the sandbox is applied; a mismatch is an error, because it

@@ -109,7 +109,11 @@ std::vector<std::string> SandboxReport::toLines() const {
     }
   }
 
-  if (seccomp.enforced) {
+  if (seccomp.enforced && seccomp.denyList) {
+    lines.push_back("seccomp: enforced, deny-list: " + std::to_string(seccomp.deniedSyscalls) +
+                    " syscalls refused (" + std::to_string(seccomp.rules) +
+                    " rules), everything else allowed");
+  } else if (seccomp.enforced) {
     lines.push_back(
         "seccomp: enforced, action " +
         std::string(seccomp.action == SeccompAction::kKill ? "kill process" : "EPERM, logged") +
@@ -156,7 +160,9 @@ nlohmann::json SandboxReport::toJson() const {
       {"seccomp",
        {{"enforced", seccomp.enforced},
         {"action", seccompActionName(seccomp.action)},
+        {"list", seccomp.denyList ? "deny" : "allow"},
         {"allowed_syscalls", seccomp.allowedSyscalls},
+        {"denied_syscalls", seccomp.deniedSyscalls},
         {"rules", seccomp.rules},
         {"not_on_this_arch", seccomp.notOnThisArch},
         {"udp_datagrams", seccomp.udpDatagrams}}},

@@ -47,8 +47,11 @@ struct LandlockReport {
 struct SeccompReport {
   bool enforced = false;
   SeccompAction action = SeccompAction::kErrno;
-  size_t allowedSyscalls = 0;              // distinct syscalls with at least one allow rule
-  size_t rules = 0;                        // allow-list entries loaded (argument variants count)
+  size_t allowedSyscalls = 0;  // distinct syscalls with at least one allow rule
+  size_t rules = 0;            // list entries loaded (argument variants count)
+  // An app's filter (exec_sandbox.h) is a deny-list: everything but deniedSyscalls passes.
+  bool denyList = false;
+  size_t deniedSyscalls = 0;
   std::vector<std::string> notOnThisArch;  // table names this architecture lacks
   bool udpDatagrams = false;               // HTTP/3's recvmmsg is in the filter
 };

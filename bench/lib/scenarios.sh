@@ -10,12 +10,13 @@
 #   conns    connections (wrk) or clients (h2load); bench/results/tuned.json overrides it
 #   streams  h2load and h3load: concurrent streams per connection
 #   churn    1: the client sends "Connection: close" (a new connection per request)
-#   peer     none, upstream (nginx peer with a fixed body) or php (the php-fpm pool)
+#   peer     none, upstream (nginx peer with a fixed body), php (the php-fpm pool), node
+#            (hello-world Node.js processes, a unix socket each) or python (gunicorn)
 #   tls      1: https with the run's self-signed certificate
 #   expect   what the pre-flight check requires: "size:N" (body length) or a body substring
 
 BENCH_SCENARIOS=(static-small static-1m respond proxy proxy-churn cache-hit
-  tls-h2-static-small h3-static-small php)
+  tls-h2-static-small h3-static-small php node python)
 
 declare -gA SC_TOOL=() SC_PATH=() SC_CONNS=() SC_STREAMS=() SC_CHURN=() SC_PEER=() \
   SC_TLS=() SC_EXPECT=()
@@ -46,5 +47,7 @@ scenario_define tls-h2-static-small h2load /small.txt    16    8       0     non
 # CPU per request over TLS + HTTP/2 in the same run (bench/TARGETS.md).
 scenario_define h3-static-small     h3load /small.txt    16    8       0     none     1   size:1024
 scenario_define php                 wrk    /index.php    8     1       0     php      0   "hello from php"
+scenario_define node                wrk    /node         64    1       0     node     0   "hello from node"
+scenario_define python              wrk    /python       16    1       0     python   0   "hello from python"
 
 scenario_exists() { [[ -n ${SC_TOOL[$1]:-} ]]; }

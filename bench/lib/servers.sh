@@ -44,6 +44,9 @@ scalwsd_of_spec() {
 # Peers of the current scenario.
 PEER_UP_PID="" PEER_UP_PORT="" PEER_UP_DIR=""
 PEER_PHP_PID="" PEER_PHP_DIR="" PHP_SOCK=""
+# The app peer (node, python): its processes and sockets, and the sockets written out for
+# each server's config.
+PEER_APP_PIDS=() APP_SOCKS=() APP_SOCKS_NGINX="" APP_SOCKS_TOML="" APP_SOCK0=/nonexistent
 
 # ---------------------------------------------------------------------------------------
 # Template values shared by servers and peers.
@@ -136,7 +139,8 @@ server_prepare() {
     "PORT=$port" "SRVDIR=$dir" "DOCROOT=$DOCROOT" "WORKERS=$WORKERS"
     "UPSTREAM_PORT=${PEER_UP_PORT:-0}" "PHP_SOCK=${PHP_SOCK:-/nonexistent}"
     "PHP_CHILDREN=$PHP_CHILDREN" "PHP_KEEP=$((PHP_CHILDREN / 2))" "CERT=$TLS_CERT"
-    "KEY=$TLS_KEY"
+    "KEY=$TLS_KEY" "APP_SOCKS_NGINX=$APP_SOCKS_NGINX" "APP_SOCKS_TOML=$APP_SOCKS_TOML"
+    "APP_SOCK0=$APP_SOCK0"
   )
   case $kind in
     nginx)
@@ -332,6 +336,55 @@ php_fpm_start() {
   die "php-fpm did not create its socket $PHP_SOCK"
 }
 
+# The hello-world app of the node or python scenario, pinned where php-fpm is and run as
+# www-data when we are root (the servers' workers connect as www-data): node, PHP_CHILDREN
+# processes, each on a socket of its own (as the controller runs a Node.js app); python,
+# one gunicorn master with PHP_CHILDREN sync workers on one socket. Both servers proxy to
+# the same processes.
+app_peer_start() {
+  local kind=$1 dir i n sock
+  dir=$RUNDIR/peers/$kind
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  chmod 0755 "$dir"
+  local -a as=()
+  if [[ $(id -u) == 0 ]]; then
+    chown www-data: "$dir"
+    as=(setpriv --reuid=www-data --regid=www-data --init-groups)
+  fi
+  PEER_APP_PIDS=() APP_SOCKS=()
+  n=1
+  [[ $kind == node ]] && n=$PHP_CHILDREN
+  for ((i = 0; i < n; i++)); do
+    sock=$dir/app-$i.sock
+    APP_SOCKS+=("$sock")
+    if [[ $kind == node ]]; then
+      PORT=$sock taskset -c "$PHP_CPUS" "${as[@]}" node "$BENCH_DIR/apps/hello.js" \
+        >>"$dir/stdout.log" 2>&1 &
+    else
+      taskset -c "$PHP_CPUS" "${as[@]}" /usr/bin/python3 -m gunicorn --bind "unix:$sock" \
+        --workers "$PHP_CHILDREN" --chdir "$BENCH_DIR/apps" --worker-tmp-dir "$dir" \
+        hello_wsgi:application >>"$dir/stdout.log" 2>&1 &
+    fi
+    PEER_APP_PIDS+=($!)
+    register_proc "$!"
+  done
+  APP_SOCKS_NGINX="" APP_SOCKS_TOML=""
+  for sock in "${APP_SOCKS[@]}"; do
+    APP_SOCKS_NGINX+="    server unix:$sock;"$'\n'
+    APP_SOCKS_TOML+="${APP_SOCKS_TOML:+, }\"unix:$sock\""
+  done
+  APP_SOCK0=${APP_SOCKS[0]}
+  for sock in "${APP_SOCKS[@]}"; do
+    for ((i = 0; i < 200; i++)); do
+      [[ -S $sock ]] && continue 2
+      sleep 0.05
+    done
+    tail -n 20 "$dir/stdout.log" >&2 2>/dev/null || true
+    die "the $kind app did not create its socket $sock"
+  done
+}
+
 # Starts whatever SCENARIO needs before the servers are prepared (their configs name the
 # peers' ports and sockets).
 peers_start() {
@@ -339,6 +392,7 @@ peers_start() {
   case ${SC_PEER[$scenario]} in
     upstream) upstream_start ;;
     php) php_fpm_start ;;
+    node | python) app_peer_start "${SC_PEER[$scenario]}" ;;
     none) ;;
   esac
 }
@@ -353,11 +407,15 @@ peers_stop() {
     stop_proc "$PEER_PHP_PID"
     PEER_PHP_PID="" PHP_SOCK=""
   fi
+  local pid
+  for pid in "${PEER_APP_PIDS[@]}"; do stop_proc "$pid"; done
+  PEER_APP_PIDS=() APP_SOCKS=() APP_SOCKS_NGINX="" APP_SOCKS_TOML="" APP_SOCK0=/nonexistent
 }
 
 # Root PIDs of the running peers (for their CPU accounting).
 peer_pids() {
   [[ -n $PEER_UP_PID ]] && printf '%s\n' "$PEER_UP_PID"
   [[ -n $PEER_PHP_PID ]] && printf '%s\n' "$PEER_PHP_PID"
+  ((${#PEER_APP_PIDS[@]} == 0)) || printf '%s\n' "${PEER_APP_PIDS[@]}"
   return 0
 }

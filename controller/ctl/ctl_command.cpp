@@ -46,6 +46,17 @@ const char* const kCtlUsage =
     "                                       the instance's php routes call it NAME (default\n"
     "                                       POOL); applied on instance reload\n"
     "  pool release POOL                    unassign it\n"
+    "  app list                             Node.js and Python apps\n"
+    "  app show NAME                        one app: processes, sockets, sandbox\n"
+    "  app add NAME --runtime node --entry FILE --processes N --user USER [--dir DIR]\n"
+    "  app add NAME --runtime python --wsgi MODULE:CALLABLE|--asgi MODULE:APP\n"
+    "               --dir DIR --processes N --user USER\n"
+    "          [--env K=V]... [--writable DIR]... [--connect HOST:PORT]...\n"
+    "                                       run it sandboxed (replies once it accepts)\n"
+    "  app remove|restart NAME              stop it (and delete it) / start it again\n"
+    "  app logs NAME [--limit N]            the end of its stdout and stderr\n"
+    "  app assign APP INSTANCE [--as NAME]  the instance's app routes call it NAME\n"
+    "  app release APP                      unassign it\n"
     "The socket: --socket, else $SCALWS_SOCKET, else /run/scalws/control.sock.\n"
     "Exit codes: 0 done, 1 the operation failed or was refused, 2 usage error.\n";
 
@@ -96,6 +107,19 @@ const std::map<std::string, Spec>& commands() {
       {"pool remove", {ipc::op::kPoolRemove, {"name"}, true, {}}},
       {"pool assign", {ipc::op::kPoolAssign, {"name", "instance"}, true, {"--as"}}},
       {"pool release", {ipc::op::kPoolRelease, {"name"}, true, {}}},
+      {"app list", {ipc::op::kAppList, {}, false, {}}},
+      {"app show", {ipc::op::kAppShow, {"name"}, false, {}}},
+      {"app add",
+       {ipc::op::kAppAdd,
+        {"name"},
+        true,
+        {"--runtime", "--entry", "--wsgi", "--asgi", "--processes", "--user", "--dir", "--env",
+         "--writable", "--connect", "--memory"}}},
+      {"app remove", {ipc::op::kAppRemove, {"name"}, true, {}}},
+      {"app restart", {ipc::op::kAppRestart, {"name"}, true, {}}},
+      {"app logs", {ipc::op::kAppLogs, {"name"}, false, {"--limit"}}},
+      {"app assign", {ipc::op::kAppAssign, {"name", "instance"}, true, {"--as"}}},
+      {"app release", {ipc::op::kAppRelease, {"name"}, true, {}}},
   };
   return table;
 }
@@ -110,6 +134,7 @@ std::string wordsUsage(const std::string& op, const std::vector<std::string>& wo
   std::string out;
   for (const std::string& w : words) {
     std::string upper = w == "name" && op.starts_with("pool.") ? "pool" : w;
+    if (w == "name" && op.starts_with("app.")) upper = "app";
     if (w == "name" && op.starts_with("instance.")) upper = "instance";
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     out += (out.empty() ? "" : " ") + upper;
@@ -167,6 +192,65 @@ common::Status parsePoolAdd(const std::map<std::string, std::string>& options, i
   return common::okStatus();
 }
 
+bool repeatable(const std::string& option) {
+  return option == "--env" || option == "--writable" || option == "--connect";
+}
+
+// app add: the runtime's own options, counts and sizes checked here, the rest by the
+// controller (app_spec.h).
+common::Status parseAppAdd(const std::map<std::string, std::string>& options,
+                           const std::map<std::string, std::vector<std::string>>& lists,
+                           ipc::Json& args) {
+  auto get = [&](const char* name) -> const std::string* {
+    auto it = options.find(name);
+    return it == options.end() ? nullptr : &it->second;
+  };
+  const std::string* runtime = get("--runtime");
+  if (runtime == nullptr) return usage("app add needs --runtime node|python");
+  const std::string* wsgi = get("--wsgi");
+  const std::string* asgi = get("--asgi");
+  if (*runtime == "node") {
+    if (wsgi != nullptr || asgi != nullptr)
+      return usage("--wsgi and --asgi are for --runtime python");
+    const std::string* entry = get("--entry");
+    if (entry == nullptr) return usage("app add --runtime node needs --entry FILE");
+    args["runtime"] = "node";
+    args["entry"] = *entry;
+  } else if (*runtime == "python") {
+    if (get("--entry") != nullptr) return usage("--entry is for --runtime node");
+    if ((wsgi == nullptr) == (asgi == nullptr)) {
+      return usage(
+          "app add --runtime python needs one of --wsgi MODULE:CALLABLE, --asgi MODULE:APP");
+    }
+    args["runtime"] = wsgi != nullptr ? "python-wsgi" : "python-asgi";
+    args["target"] = wsgi != nullptr ? *wsgi : *asgi;
+  } else {
+    return usage("--runtime must be node or python, not '" + *runtime + "'");
+  }
+  const std::string* processes = get("--processes");
+  const std::string* user = get("--user");
+  if (processes == nullptr || user == nullptr) {
+    return usage("app add needs --processes N and --user USER");
+  }
+  std::optional<uint64_t> n = common::config::parseCount(*processes, 256);
+  if (!n) return usage("--processes needs a count from 1 to 256");
+  args["processes"] = *n;
+  args["user"] = *user;
+  if (const std::string* dir = get("--dir")) args["dir"] = *dir;
+  if (const std::string* memory = get("--memory")) {
+    Result<uint64_t> bytes = common::config::parseSize(*memory);
+    if (!bytes.ok() || *bytes == 0) return usage("--memory needs a size such as 512m");
+    args["memory_bytes"] = *bytes;
+  }
+  static const std::pair<const char*, const char*> kLists[] = {
+      {"--env", "env"}, {"--writable", "writable"}, {"--connect", "connect"}};
+  for (const auto& [option, key] : kLists) {
+    auto it = lists.find(option);
+    args[key] = it == lists.end() ? std::vector<std::string>() : it->second;
+  }
+  return common::okStatus();
+}
+
 }  // namespace
 
 Result<int64_t> parseSince(const std::string& text) {
@@ -206,6 +290,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   CtlCommand cmd;
   std::vector<std::string> words;
   std::map<std::string, std::string> options;
+  std::map<std::string, std::vector<std::string>> lists;  // repeatable options
   std::string socket;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -227,6 +312,16 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
       if (inline_value) {
         name = a.substr(0, eq);
         value = a.substr(eq + 1);
+      }
+      if (repeatable(name)) {
+        if (!inline_value) {
+          if (i + 1 >= args.size()) return usage(name + " needs a value");
+          value = args[++i];
+        }
+        if (value.empty()) return usage(name + " needs a non-empty value");
+        lists[name].push_back(value);
+        options[name] = value;
+        continue;
       }
       if (options.count(name) != 0 || (name == "--socket" && !socket.empty())) {
         return usage(name + " given twice");
@@ -305,6 +400,11 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     std::optional<uint64_t> n = common::config::parseCount(*cpus, 4096);
     if (!n) return usage("--cpus needs a count from 1 to 4096");
     cmd.args["cpus"] = *n;
+  }
+  if (cmd.op == ipc::op::kAppAdd) {
+    common::Status app = parseAppAdd(options, lists, cmd.args);
+    if (!app.ok()) return app;
+    return cmd;
   }
   if (cmd.op == ipc::op::kPoolAdd) {
     common::Status pool = parsePoolAdd(options, cmd.args);

@@ -1,5 +1,6 @@
 #include "controller/ctl/ctl_output.h"
 
+#include "controller/ctl/ctl_app_output.h"
 #include "controller/ctl/ctl_format.h"
 #include "controller/ctl/ctl_instance_output.h"
 #include "controller/ctl/ctl_metrics_output.h"
@@ -43,6 +44,14 @@ constexpr Renderer kRenderers[] = {
     {ipc::op::kPoolShow, renderPool},
     {ipc::op::kPoolAdd, renderPool},
     {ipc::op::kPoolRelease, renderPool},
+    {ipc::op::kAppList, renderApps},
+    {ipc::op::kAppShow, renderApp},
+    {ipc::op::kAppAdd, renderApp},
+    {ipc::op::kAppRestart, renderApp},
+    {ipc::op::kAppAssign, renderApp},
+    {ipc::op::kAppRelease, renderApp},
+    {ipc::op::kAppRemove, removed},
+    {ipc::op::kAppLogs, renderAppLogs},
 };
 
 }  // namespace

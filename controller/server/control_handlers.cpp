@@ -62,17 +62,20 @@ Json eventJson(const state::EventRecord& event) {
 }
 
 ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runtime,
-                                 Accounts& accounts, ControllerInfo info, PoolRuntime* pools)
+                                 Accounts& accounts, ControllerInfo info, PoolRuntime* pools,
+                                 AppRuntime* apps)
     : store_(store),
       runtime_(runtime),
       accounts_(accounts),
       info_(std::move(info)),
       pool_runtime_(pools),
-      pools_(store, runtime, pools) {}
+      pools_(store, runtime, pools),
+      apps_(store, apps) {}
 
 Status ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
   SCALWS_RETURN_IF_ERROR(ipc::registerHandlers<ControlHandlers>(endpoint, *this, kHandlers));
-  return pools_.registerOn(endpoint);
+  SCALWS_RETURN_IF_ERROR(pools_.registerOn(endpoint));
+  return apps_.registerOn(endpoint);
 }
 
 Result<Json> ControlHandlers::read(std::string_view op, const Json& args) {

@@ -49,6 +49,7 @@
 #include "common/cpu_set.h"
 #include "controller/instances/instance_runtime.h"
 #include "controller/pools/pool_runtime.h"
+#include "controller/server/app_handlers.h"
 #include "controller/server/pool_handlers.h"
 #include "controller/state/state_disk.h"
 #include "controller/state/state_store.h"
@@ -75,7 +76,7 @@ class ControlHandlers {
   // `pools`: the managed PHP pools' runtime; null runs no managed pools.
   // `accounts` makes and removes the instances' own users.
   ControlHandlers(state::StateStore& store, InstanceRuntime& runtime, Accounts& accounts,
-                  ControllerInfo info, PoolRuntime* pools = nullptr);
+                  ControllerInfo info, PoolRuntime* pools = nullptr, AppRuntime* apps = nullptr);
 
   // Where instance.metrics and the status lines read from (null: they report nothing).
   void setMetrics(MetricsCollector* metrics) { metrics_ = metrics; }
@@ -137,6 +138,7 @@ class ControlHandlers {
   state::StateDisk* state_disk_ = nullptr;
   PoolRuntime* pool_runtime_;
   PoolHandlers pools_;
+  AppHandlers apps_;
 
   static const ipc::OpHandler<ControlHandlers> kHandlers[];
 };

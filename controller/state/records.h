@@ -83,6 +83,17 @@ struct PoolRecord {
 // Checks a pool's fields (name, address form, managed/external consistency).
 common::Status validatePool(const PoolRecord& pool);
 
+// An app the controller runs (controller/apps/app_spec.h): its spec as JSON, and the
+// instance it is assigned to under the name that instance's routes use.
+struct AppRecord {
+  std::string name;
+  std::string spec;  // app_spec.h's JSON
+  std::optional<std::string> instance;
+  std::string assigned_as;  // empty when unassigned
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+};
+
 // A worker process the controller started and believes alive (`workers` table). Written
 // when the worker says hello, deleted when the controller sees it exit; a controller that
 // starts finds the rows of workers that outlived its predecessor.

@@ -164,6 +164,20 @@ ALTER TABLE instances ADD COLUMN user_created INTEGER NOT NULL DEFAULT 0
   CHECK (user_created IN (0, 1));
 )sql";
 
+// Migration 9: the Node.js and Python apps the controller runs (controller/apps/), each
+// with its spec as JSON and the instance (and route name) it is assigned to.
+constexpr std::string_view kAppsSchema = R"sql(
+CREATE TABLE apps (
+  name TEXT PRIMARY KEY NOT NULL,
+  spec TEXT NOT NULL,
+  instance TEXT REFERENCES instances(name) ON DELETE SET NULL,
+  assigned_as TEXT,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  UNIQUE (instance, assigned_as)
+) STRICT;
+)sql";
+
 }  // namespace
 
 std::span<const Migration> allMigrations() {
@@ -177,6 +191,7 @@ std::span<const Migration> allMigrations() {
       {7, "metrics: the proxy response cache's figures", proxyCacheMetricsSchema()},
       {8, "metrics: HTTP/3 requests and QUIC handshakes, retries, migrations, losses",
        http3MetricsSchema()},
+      {9, "apps: Node.js and Python apps the controller runs", kAppsSchema},
   };
   return kMigrations;
 }

@@ -104,6 +104,17 @@ class StateStore {
   common::Result<PoolRecord> getPool(const std::string& name);
   common::Result<std::vector<PoolRecord>> listPools();  // by name
 
+  // --- apps (state_store_apps.cpp) ---
+  common::Result<AppRecord> addApp(const AppRecord& app);  // kAlreadyExists when taken
+  common::Status removeApp(const std::string& name);       // refused while assigned
+  // Binds `app` to `instance` as `as` ("" = its own name); refused when the instance has
+  // another app under that name or the app is assigned elsewhere.
+  common::Status assignApp(const std::string& app, const std::string& instance,
+                           const std::string& as);
+  common::Status releaseApp(const std::string& app);  // ok when unassigned
+  common::Result<AppRecord> getApp(const std::string& name);
+  common::Result<std::vector<AppRecord>> listApps();  // by name
+
   // --- events ---
   common::Result<EventRecord> appendEvent(const std::optional<std::string>& instance,
                                           std::string_view kind, std::string_view message);

@@ -1,0 +1,117 @@
+// AppProcess: one process of an app (a node process, or a gunicorn/uvicorn master with its
+// workers), started sandboxed and supervised by the controller.
+//
+// Start: the ExecSandbox (sandbox/exec_sandbox.h) is prepared here, then fork; the child
+// makes a session of its own (its group is killed with it), takes stdin from /dev/null and
+// appends stdout/stderr to the app's log, sets umask 007, enters the sandbox (user, groups,
+// no_new_privs, Landlock, seccomp deny-list), changes to the app's directory and execs the
+// runtime with a clean environment (app_spec.h). A step that fails is reported back through
+// a close-on-exec pipe, so `app add` says why. The pid goes to a pid file; a controller that
+// starts later adopts a process whose pid file, /proc cmdline and uid still match, so apps
+// keep serving across a controller restart.
+//
+// Up once its socket accepts. On an exit it did not ask for, its group is killed (gunicorn's
+// workers outlive their master), the stale socket removed and it is started again after the
+// backoff of restart_policy.h; the crash_limit-th exit within the window gives up: state
+// `failed`, with the last exit as the reason (`app restart` tries again).
+// stop(): SIGTERM (gunicorn, uvicorn and Node end gracefully on it), SIGKILL to the group
+// kAppStopGraceMs later. leave(): lets go, the process keeps serving.
+#pragma once
+
+#include <sys/types.h>
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/unique_fd.h"
+#include "controller/apps/app_spec.h"
+#include "controller/restart_policy.h"
+#include "ipc/message.h"
+#include "sandbox/exec_sandbox.h"
+
+namespace scalws::controller {
+
+inline constexpr uint64_t kAppReadyTimeoutMs = 15'000;
+inline constexpr uint64_t kAppStopGraceMs = 10'000;
+
+struct AppProcessPaths {
+  std::string socket;
+  std::string pid;
+  std::string log;
+  std::string tmp;  // its TMPDIR
+};
+
+class AppProcess {
+ public:
+  enum class State { kStopped, kStarting, kRunning, kBackoff, kStopping, kFailed };
+  using Done = std::function<void(const common::Status&)>;
+  using OnEvent = std::function<void(std::string_view kind, const std::string& message)>;
+  // Builds the sandbox anew before each start (the spec or the assignment may have moved).
+  using PrepareSandbox = std::function<common::Result<sandbox::ExecSandbox>()>;
+
+  AppProcess(uv_loop_t* loop, AppSpec spec, uint32_t index, AppProcessPaths paths,
+             RestartLimits limits, PrepareSandbox prepare, OnEvent on_event);
+  ~AppProcess();  // lets go (leave)
+  AppProcess(const AppProcess&) = delete;
+  AppProcess& operator=(const AppProcess&) = delete;
+
+  // Starts it (adopting one that runs already when `adopt`); `first` gets the first
+  // attempt's outcome; supervision goes on either way once it ran.
+  void start(bool adopt, Done first);
+  void stop(Done done);
+  void leave();
+
+  State state() const { return state_; }
+  std::string_view stateName() const;
+  pid_t pid() const { return pid_; }
+  const AppProcessPaths& paths() const { return paths_; }
+  // {index, state, pid, restarts, last_exit, started_ms, adopted, socket, rss_bytes}
+  ipc::Json status() const;
+
+ private:
+  void spawn();
+  bool adopt();
+  void watch();
+  void onExit();
+  void onTick();
+  void becameRunning();
+  void crashed(const std::string& why, uint64_t uptime_ms);
+  void finishStop();
+  void arm(uint64_t ms, uint64_t repeat, void (*fire)(AppProcess&));
+  void disarm();
+  void later(std::function<void()> fn);
+  std::string expectedCmdline() const;
+
+  uv_loop_t* loop_;
+  AppSpec spec_;
+  uint32_t index_;
+  AppProcessPaths paths_;
+  RestartPolicy policy_;
+  PrepareSandbox prepare_;
+  OnEvent on_event_;
+  State state_ = State::kStopped;
+  pid_t pid_ = 0;
+  uid_t uid_ = 0;
+  bool is_child_ = false;
+  bool adopted_ = false;
+  bool ever_ran_ = false;
+  common::UniqueFd pidfd_;
+  uv_poll_t* poll_ = nullptr;
+  uv_timer_t* timer_ = nullptr;
+  void (*fire_)(AppProcess&) = nullptr;
+  uint64_t deadline_ms_ = 0;
+  uint64_t started_mono_ms_ = 0;
+  int64_t started_ms_ = 0;
+  uint32_t restarts_ = 0;
+  std::string last_exit_;
+  std::string start_problem_;
+  Done first_;
+  std::vector<Done> stop_done_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace scalws::controller

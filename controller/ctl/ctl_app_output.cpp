@@ -1,0 +1,77 @@
+#include "controller/ctl/ctl_app_output.h"
+
+#include "controller/ctl/ctl_format.h"
+
+namespace scalws::ctl {
+
+using ipc::Json;
+
+namespace {
+
+std::string appInstance(const Json& a) {
+  std::string instance = text(a, "instance", "");
+  if (instance.empty()) return "-";
+  if (text(a, "as") != text(a, "name")) instance += " as " + text(a, "as");
+  return instance;
+}
+
+std::string pids(const Json& a) {
+  std::string out;
+  for (const Json& p : array(object(a, "status"), "processes")) {
+    if (integer(p, "pid") == 0) continue;
+    out += (out.empty() ? "" : ",") + text(p, "pid");
+  }
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+std::string renderApps(const Json& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& a : array(r, "apps")) {
+    const Json& spec = object(a, "spec");
+    rows.push_back({text(a, "name"), text(spec, "runtime"), text(spec, "user"),
+                    text(spec, "processes"), appInstance(a), text(a, "state"), pids(a)});
+  }
+  if (rows.empty()) return "no apps\n";
+  return renderTable({"NAME", "RUNTIME", "USER", "PROCESSES", "INSTANCE", "STATE", "PIDS"}, rows);
+}
+
+std::string renderApp(const Json& a) {
+  const Json& spec = object(a, "spec");
+  std::string out;
+  out += labelled("name", text(a, "name"));
+  std::string runs = text(spec, "runtime") + " ";
+  runs += text(spec, "entry", "").empty() ? text(spec, "target") : text(spec, "entry");
+  out += labelled("runs", runs + " in " + text(spec, "dir"));
+  out += labelled("as", text(spec, "user") + ", " + text(spec, "processes") + " process(es)");
+  out += labelled("instance", appInstance(a));
+  out += labelled("state", text(a, "state"));
+  const Json& status = object(a, "status");
+  for (const Json& p : array(status, "processes")) {
+    std::string line = text(p, "state");
+    if (integer(p, "pid") != 0) line += ", pid " + text(p, "pid");
+    if (flag(p, "adopted")) line += " (adopted)";
+    line += ", " + text(p, "restarts") + " restart(s)";
+    if (integer(p, "rss_bytes") != 0) {
+      line += ", rss " + std::to_string(integer(p, "rss_bytes") >> 20) + " MiB";
+    }
+    line += ", " + text(p, "socket");
+    out += labelled("process " + text(p, "index"), line);
+    if (!text(p, "last_exit", "").empty()) out += labelled("  last exit", text(p, "last_exit"));
+  }
+  for (const Json& s : array(a, "upstream")) out += labelled("upstream", s.get<std::string>());
+  if (!status.empty()) out += labelled("log", text(status, "log_path"));
+  for (const Json& line : array(status, "sandbox"))
+    out += labelled("sandbox", line.get<std::string>());
+  out += labelled("created", formatTime(integer(a, "created_ms")));
+  return out;
+}
+
+std::string renderAppLogs(const Json& r) {
+  std::string out;
+  for (const Json& line : array(r, "lines")) out += escapeText(line.get<std::string>()) + "\n";
+  return out;
+}
+
+}  // namespace scalws::ctl
