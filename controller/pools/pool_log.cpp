@@ -13,8 +13,7 @@ namespace scalws::controller {
 
 PoolLog::PoolLog(uv_loop_t* loop, std::string name, std::string pipe_path, std::string log_path,
                  uint64_t cap)
-    : loop_(loop),
-      name_(std::move(name)),
+    : name_(std::move(name)),
       pipe_path_(std::move(pipe_path)),
       log_path_(std::move(log_path)),
       cap_(cap < kMinPoolLogCap ? kMinPoolLogCap : cap),

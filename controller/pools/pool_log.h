@@ -57,7 +57,6 @@ class PoolLog {
   bool ensureFile();
   void rotate();
 
-  uv_loop_t* loop_;
   std::string name_;
   std::string pipe_path_;
   std::string log_path_;
