@@ -7,8 +7,8 @@
 // no_new_privs, Landlock, seccomp deny-list), changes to the app's directory and execs the
 // runtime with a clean environment (app_spec.h). A step that fails is reported back through
 // a close-on-exec pipe, so `app add` says why. The pid goes to a pid file; a controller that
-// starts later adopts a process whose pid file, /proc cmdline and uid still match, so apps
-// keep serving across a controller restart.
+// starts later adopts a process whose pid file and /proc cmdline still match and that runs as no
+// root uid, so apps keep serving across a controller restart.
 //
 // Up once its socket accepts. On an exit it did not ask for, its group is killed (gunicorn's
 // workers outlive their master), the stale socket removed and it is started again after the
@@ -95,7 +95,6 @@ class AppProcess {
   OnEvent on_event_;
   State state_ = State::kStopped;
   pid_t pid_ = 0;
-  uid_t uid_ = 0;
   bool is_child_ = false;
   bool adopted_ = false;
   bool ever_ran_ = false;
