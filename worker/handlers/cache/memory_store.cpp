@@ -127,6 +127,7 @@ MemoryStore::LookupResult MemoryStore::lookup(uint64_t key_hash, std::string_vie
           restart = true;
         }
       } else if (d.key_hash == key_hash && d.state == uint32_t(DescriptorState::kReady)) {
+        ++result.ready_seen;
         common::Result<EntryView> view =
             entryMeta(d, scratch_) ? parseEntryMeta(scratch_) : common::invalidArgument("");
         if (!view.ok() || view->meta_size + view->info.body_len != d.length) {
@@ -207,11 +208,13 @@ void MemoryStore::unpin(const Pin& pin) {
   if (d.state == uint32_t(DescriptorState::kRemoved) && !pinned(d)) freeDescriptor(pin.index);
 }
 
-bool MemoryStore::beginFill(uint64_t key_hash, uint64_t uri_hash, int64_t now_ms, Fill& fill) {
+bool MemoryStore::beginFill(uint64_t key_hash, uint64_t uri_hash, int64_t now_ms, Fill& fill,
+                            uint32_t ready_seen) {
   fill = Fill{};
   Locked lock(*this);
   if (!lock) return false;
   uint32_t steps = 0;
+  uint32_t ready = 0;
   for (uint32_t i = area_.keyBuckets()[bucketOf(key_hash)]; i != 0;) {
     if (!validIndex(i) || ++steps > descriptor_count_) {
       repair_needed_ = true;
@@ -227,8 +230,15 @@ bool MemoryStore::beginFill(uint64_t key_hash, uint64_t uri_hash, int64_t now_ms
         unlinkEverywhere(i);
       }
       next = area_.keyBuckets()[bucketOf(key_hash)];  // the chain changed: start over
+      ready = 0;
+    } else if (d.key_hash == key_hash && d.state == uint32_t(DescriptorState::kReady)) {
+      ++ready;
     }
     i = next;
+  }
+  if (ready_seen != kAnyReady && ready != ready_seen) {
+    fill.entry_changed = true;
+    return false;
   }
   AreaHeader& h = area_.header();
   if (h.free_descriptor_head == 0 && !evictFor(0)) return false;  // evicts for a descriptor

@@ -63,12 +63,17 @@ class MemoryStore {
   struct LookupResult {
     Found found = Found::kMiss;
     bool filling = false;  // a fill of this key is under way in a live process
+    // Ready entries with this key's hash the walk saw (whatever their key): beginFill()
+    // compares it, so an entry published between the two calls is looked up, not refilled.
+    uint32_t ready_seen = 0;
   };
   struct Fill {
     uint32_t index = 0;  // 0: no fill
     uint64_t generation = 0;
     uint64_t written = 0;
     uint64_t reserved = 0;  // bytes the blocks taken so far hold
+    // beginFill() refused because the key's ready entries changed since the lookup.
+    bool entry_changed = false;
   };
   struct Stats {
     uint64_t entries = 0;
@@ -100,9 +105,13 @@ class MemoryStore {
                       size_t copy_limit, int64_t now_ms, Hit& hit);
   void unpin(const Pin& pin);
 
-  // Takes the fill lock of `key_hash`; false when a live fill of it is under way.
+  // Takes the fill lock of `key_hash`; false when a live fill of it is under way, or
+  // (fill.entry_changed) when `ready_seen` is given and no longer what lookup() saw: the
+  // fill that held the lock was published meanwhile, so look again instead of refilling.
   // `uri_hash` lets a purge of the URI doom the fill.
-  bool beginFill(uint64_t key_hash, uint64_t uri_hash, int64_t now_ms, Fill& fill);
+  static constexpr uint32_t kAnyReady = UINT32_MAX;
+  bool beginFill(uint64_t key_hash, uint64_t uri_hash, int64_t now_ms, Fill& fill,
+                 uint32_t ready_seen = kAnyReady);
   // Makes sure `total` bytes fit the fill (blocks taken now, evicting if needed). False
   // when they cannot: over max_entry, or too much pinned.
   bool reserve(Fill& fill, uint64_t total);

@@ -26,6 +26,7 @@ namespace {
 constexpr size_t kCopyLimit = 8 * 1024;
 // How often a request waiting for another one's fill looks again.
 constexpr uint64_t kWaitPollMs = 5;
+constexpr uint32_t kMaxRelooks = 4;
 
 // Whether a stored entry's secondary key fits this request (vary.h).
 class RequestVary final : public cache::VaryMatcher {
@@ -90,6 +91,7 @@ void CacheExchange::start(Request& request, ResponseWriter& client, const Cached
   route_ = &route;
   upstream_ = nullptr;
   collapsed_ = false;
+  relooks_ = 0;
   stale_allowed_ = false;
   have_hit_ = storing_ = false;
   status_ = CacheStatus{};
@@ -125,6 +127,7 @@ void CacheExchange::lookup() {
   RequestVary vary(*request_);
   MemoryStore::LookupResult r =
       store_->lookup(key_hash_, key_, vary, kCopyLimit, cache::monotonicMs(), hit_);
+  ready_seen_ = r.ready_seen;
   cache::AreaHeader& counters = store_->header();
   if (r.found == MemoryStore::Found::kHit) {
     common::Result<cache::EntryView> view = cache::parseEntryMeta(hit_.meta);
@@ -149,7 +152,7 @@ void CacheExchange::lookup() {
           // outlives its client); every other one meanwhile gets the stale entry at once.
           miss_kind_ = CacheStatus::Forward::kStale;
           if (!request_->isHead() && !facts_.cache_control.no_store &&
-              store_->beginFill(key_hash_, uri_hash_, cache::monotonicMs(), fill_)) {
+              store_->beginFill(key_hash_, uri_hash_, cache::monotonicMs(), fill_, ready_seen_)) {
             status_.fwd = miss_kind_;
             stale_allowed_ = true;  // the upstream failing: the stale entry still answers
             store_->header().misses.fetch_add(1, std::memory_order_relaxed);
@@ -196,7 +199,14 @@ void CacheExchange::lookup() {
 
 void CacheExchange::tryFill() {
   int64_t now = cache::monotonicMs();
-  if (!store_->beginFill(key_hash_, uri_hash_, now, fill_)) {
+  if (!store_->beginFill(key_hash_, uri_hash_, now, fill_, ready_seen_)) {
+    // The fill we saw under way was published between lookup() and beginFill(): it is
+    // the answer. Bounded, so entries of a colliding hash that keep changing cannot hold
+    // a request here.
+    if (fill_.entry_changed && relooks_++ < kMaxRelooks) {
+      lookup();
+      return;
+    }
     // Another request (in this process or another) is filling it: wait for its answer.
     collapsed_ = true;
     if (now >= wait_until_ms_) {

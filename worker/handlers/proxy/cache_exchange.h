@@ -113,6 +113,8 @@ class CacheExchange final : public ResponseWriter, public InFlight, private Time
   uint64_t key_hash_ = 0;
   uint64_t uri_hash_ = 0;
   int64_t wait_until_ms_ = 0;
+  uint32_t ready_seen_ = 0;  // the last lookup's LookupResult::ready_seen
+  uint32_t relooks_ = 0;     // lookups again because an entry appeared before beginFill
   bool collapsed_ = false;
   bool stale_allowed_ = false;  // revalidating within stale-while-revalidate
   cache::CacheStatus::Forward miss_kind_ = cache::CacheStatus::Forward::kUriMiss;

@@ -167,6 +167,33 @@ TEST_F(MemoryStoreTest, OneFillPerKey) {
   store_->abandon(b);
 }
 
+// A waiter saw the fill under way; the fill was published before the waiter asked for the
+// lock again. It must look the entry up, not send a second request upstream.
+TEST_F(MemoryStoreTest, AFillPublishedBetweenLookupAndBeginFillIsNotRefilled) {
+  MemoryStore::Fill filler, waiter;
+  ASSERT_TRUE(store_->beginFill(hash64(keyOf("/r")), hash64(uriOf("/r")), 1000, filler));
+  MemoryStore::Hit hit;
+  ExactVary matcher;
+  MemoryStore::LookupResult seen =
+      store_->lookup(hash64(keyOf("/r")), keyOf("/r"), matcher, 0, 1000, hit);
+  EXPECT_TRUE(seen.filling);
+  EXPECT_EQ(seen.ready_seen, 0u);
+  ASSERT_TRUE(store_->append(filler, entryBytes("/r", "answer"), 1000));
+  ASSERT_TRUE(store_->commit(filler, hash64(uriOf("/r")), 1000));
+  EXPECT_FALSE(
+      store_->beginFill(hash64(keyOf("/r")), hash64(uriOf("/r")), 1000, waiter, seen.ready_seen));
+  EXPECT_TRUE(waiter.entry_changed);
+  MemoryStore::LookupResult again =
+      store_->lookup(hash64(keyOf("/r")), keyOf("/r"), matcher, 1 << 20, 1000, hit);
+  EXPECT_EQ(again.found, MemoryStore::Found::kHit);
+  EXPECT_EQ(again.ready_seen, 1u);
+  // With what it saw now, a revalidation may take the lock.
+  ASSERT_TRUE(
+      store_->beginFill(hash64(keyOf("/r")), hash64(uriOf("/r")), 1000, waiter, again.ready_seen));
+  EXPECT_FALSE(waiter.entry_changed);
+  store_->abandon(waiter);
+}
+
 TEST_F(MemoryStoreTest, LeastRecentlyUsedIsEvictedFirst) {
   std::string body(3000, 'e');  // one block each with the meta
   for (int i = 0; i < 256; ++i) ASSERT_TRUE(store(*store_, "/e" + std::to_string(i), body, {}, i));
