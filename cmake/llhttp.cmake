@@ -8,4 +8,5 @@ add_library(llhttp STATIC
   ${LLHTTP_SOURCE_DIR}/api.c ${LLHTTP_SOURCE_DIR}/http.c ${LLHTTP_SOURCE_DIR}/llhttp.c)
 target_include_directories(llhttp SYSTEM PUBLIC ${LLHTTP_INCLUDE_DIR})
 target_compile_options(llhttp PRIVATE -O2 -w)
-set_target_properties(llhttp PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# Its generated C files each define the same static helpers.
+set_target_properties(llhttp PROPERTIES POSITION_INDEPENDENT_CODE ON UNITY_BUILD OFF)

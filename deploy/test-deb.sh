@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-deb.sh [PACKAGE.deb]: the package as an operator meets it, in a fresh minimal
+# test-deb.sh [--prepare | PACKAGE.deb]: the package as an operator meets it, in a fresh minimal
 # Debian 12 (debootstrap --variant=minbase into a temporary directory):
 #   1. `apt-get install ./scalws_*.deb` there, with only Debian's packages besides it;
 #      the unit is enabled, the group and /var/lib/scalws exist, /etc/scalws is conffiles,
@@ -12,14 +12,22 @@
 #      nothing of the package is left (state, conffiles, unit symlink), the group stays.
 # The minimal root is cached in build/debootstrap/ (a week), so reruns take seconds to set
 # up (SCALWS_DEBOOTSTRAP_CACHE=DIR moves the cache: CI, whose every run is a fresh clone,
-# keeps it outside); DEBIAN_MIRROR changes the mirror. Needs root, debootstrap and unshare.
+# keeps it outside); DEBIAN_MIRROR changes the mirror. `--prepare` only makes sure the cache
+# holds a minimal root, which needs nothing but the network: deploy/test.sh runs it while
+# it builds. Needs root, debootstrap and unshare.
 set -eu
 cd "$(dirname "$0")/.."
+prepare_only=0
 deb=${1:-}
-if [ -z "$deb" ]; then
+if [ "$deb" = "--prepare" ]; then
+  prepare_only=1
+elif [ -z "$deb" ]; then
   deb=$(ls build/deb/scalws_*.deb 2>/dev/null | grep -v dbgsym | head -n1 || true)
 fi
-[ -n "$deb" ] && [ -f "$deb" ] || { echo "test-deb: no package (deploy/build-deb.sh makes one)" >&2; exit 1; }
+if [ $prepare_only = 0 ] && { [ -z "$deb" ] || [ ! -f "$deb" ]; }; then
+  echo "test-deb: no package (deploy/build-deb.sh makes one)" >&2
+  exit 1
+fi
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${SCALWS_DEBOOTSTRAP_CACHE:-$PWD/build/debootstrap}
 cached_root=$cache/bookworm-minbase.tar
@@ -35,13 +43,15 @@ trap 'rm -rf "$root"' EXIT INT TERM
 
 if [ -f "$cached_root" ] && [ -n "$(find "$cached_root" -mtime -7)" ]; then
   step "minimal Debian 12 from the cache ($cached_root)"
+  [ $prepare_only = 1 ] && exit 0
   tar -xf "$cached_root" -C "$root"
 else
   step "debootstrap --variant=minbase bookworm (cached afterwards in $cache)"
   mkdir -p "$cache"
   debootstrap --variant=minbase bookworm "$root" "$mirror" >"$cache/debootstrap.log" 2>&1 ||
     { tail -n 20 "$cache/debootstrap.log" >&2; fail "debootstrap failed"; }
-  tar -cf "$cached_root.tmp" -C "$root" . && mv "$cached_root.tmp" "$cached_root"
+  tar -cf "$cached_root.tmp.$$" -C "$root" . && mv "$cached_root.tmp.$$" "$cached_root"
+  [ $prepare_only = 1 ] && exit 0
 fi
 mirror_security=$(printf '%s' "$mirror" | sed 's|/debian$|/debian-security|')
 cat >"$root/etc/apt/sources.list" <<SOURCES

@@ -24,15 +24,15 @@ constexpr size_t kMaxQueuedBytes = 16 * 1024 * 1024;
 // fds received but not yet claimed by a complete frame: a few frames' worth at most.
 constexpr size_t kMaxQueuedFds = 4 * kMaxFdsPerFrame;
 
+}  // namespace
+
+namespace detail {
+
 struct OutFrame {
   std::string bytes;
   size_t sent = 0;
   std::vector<UniqueFd> fds;  // sent with the first byte, then closed here
 };
-
-}  // namespace
-
-namespace detail {
 
 class EndpointCore : public std::enable_shared_from_this<EndpointCore> {
  public:

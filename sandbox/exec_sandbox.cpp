@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 
+#include "sandbox/seccomp_context.h"
 #include "sandbox/seccomp_deny_list.h"
 
 namespace scalws::sandbox {
@@ -22,14 +23,7 @@ using common::Status;
 
 namespace {
 
-struct FilterDeleter {
-  void operator()(void* ctx) const { seccomp_release(ctx); }
-};
-using Filter = std::unique_ptr<void, FilterDeleter>;
-
-Status seccompError(int rc, const std::string& what) {
-  return common::errnoStatus(-rc, "seccomp: " + what);
-}
+using Filter = SeccompContext;
 
 // The BPF libseccomp generated, read back from a memfd.
 Result<std::vector<sock_filter>> exportBpf(void* ctx) {

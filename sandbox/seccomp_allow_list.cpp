@@ -10,24 +10,10 @@
 #include <array>
 #include <cerrno>
 
+#include "sandbox/seccomp_arg_checks.h"
+
 namespace scalws::sandbox {
 namespace {
-
-using Op = ArgCheck::Op;
-
-// int arguments: only the low 32 bits are defined in the register, so compare those.
-constexpr ArgCheck eq32(uint8_t arg, uint64_t value) {
-  return {Op::kMaskedEq, arg, 0xffffffffULL, value};
-}
-constexpr ArgCheck eq64(uint8_t arg, uint64_t value) {
-  return {Op::kMaskedEq, arg, ~0ULL, value};
-}
-constexpr ArgCheck masked(uint8_t arg, uint64_t mask, uint64_t value) {
-  return {Op::kMaskedEq, arg, mask, value};
-}
-constexpr ArgCheck selfPid(uint8_t arg) {
-  return {Op::kEqSelfPid, arg, 0xffffffffULL, 0};
-}
 
 constexpr SyscallAllowance allow(const char* name, const char* why) {
   return {name, {}, false, why};

@@ -7,17 +7,10 @@
 #include <array>
 #include <cerrno>
 
+#include "sandbox/seccomp_arg_checks.h"
+
 namespace scalws::sandbox {
 namespace {
-
-using Op = ArgCheck::Op;
-
-constexpr ArgCheck eq32(uint8_t arg, uint64_t value) {
-  return {Op::kMaskedEq, arg, 0xffffffffULL, value};
-}
-constexpr ArgCheck hasBits(uint8_t arg, uint64_t bits) {
-  return {Op::kMaskedEq, arg, bits, bits};
-}
 
 constexpr SyscallDenial deny(const char* name, const char* why) {
   return {name, {}, EPERM, why};

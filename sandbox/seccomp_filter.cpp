@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sandbox/seccomp_allow_list.h"
+#include "sandbox/seccomp_context.h"
 
 namespace scalws::sandbox {
 namespace {
@@ -17,15 +18,7 @@ namespace {
 using common::Result;
 using common::Status;
 
-struct FilterDeleter {
-  void operator()(void* ctx) const { seccomp_release(ctx); }
-};
-using Filter = std::unique_ptr<void, FilterDeleter>;
-
-// libseccomp returns -errno.
-Status seccompError(int rc, const std::string& what) {
-  return common::errnoStatus(-rc, "seccomp: " + what);
-}
+using Filter = SeccompContext;
 
 void addCheck(const ArgCheck& check, pid_t self, std::vector<scmp_arg_cmp>& out) {
   switch (check.op) {

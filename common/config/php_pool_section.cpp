@@ -28,16 +28,6 @@ void readAddress(TableReader& table, PhpPoolConfig& pool) {
   if (!parsed.ok()) table.error(*value, "address", parsed.message());
 }
 
-void readPositiveDuration(TableReader& table, std::string_view key, Milliseconds& out) {
-  Milliseconds ms = 0;
-  if (!table.readDuration(key, ms)) return;
-  if (ms == 0) {
-    table.error(*table.get(key), key, "must be greater than zero");
-    return;
-  }
-  out = ms;
-}
-
 void parsePool(const ConfigEntry& entry, ParseContext& ctx, SiteConfig& site) {
   std::string path = "php_pool." + entry.key;
   if (!isPoolName(entry.key)) {
@@ -66,8 +56,8 @@ void parsePool(const ConfigEntry& entry, ParseContext& ctx, SiteConfig& site) {
     uint32_t max_conns = 0;
     if (table.readInteger("max_conns", 1, kMaxConns, max_conns)) pool.max_conns = max_conns;
   }
-  readPositiveDuration(table, "timeout", pool.timeout);
-  readPositiveDuration(table, "queue_timeout", pool.queue_timeout);
+  table.readPositiveDuration("timeout", pool.timeout);
+  table.readPositiveDuration("queue_timeout", pool.queue_timeout);
   table.readInteger("queue", 0, kMaxQueue, pool.queue);
   table.finish();
   site.php_pools.push_back(std::move(pool));

@@ -13,17 +13,6 @@ constexpr int64_t kMaxWorkers = 1024;
 constexpr int64_t kMaxCpu = 1023;  // CPU_SETSIZE - 1
 constexpr int64_t kMaxU32 = UINT32_MAX;
 
-// A timeout of zero would fire before the first byte could arrive.
-void readPositiveDuration(TableReader& table, std::string_view key, Milliseconds& out) {
-  Milliseconds ms = 0;
-  if (!table.readDuration(key, ms)) return;
-  if (ms == 0) {
-    table.error(*table.get(key), key, "must be greater than zero");
-    return;
-  }
-  out = ms;
-}
-
 void readPositiveSize(TableReader& table, std::string_view key, Bytes& out) {
   Bytes bytes = 0;
   if (!table.readSize(key, bytes)) return;
@@ -117,10 +106,10 @@ void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
                                 {{"errno", SeccompAction::kErrno}, {"kill", SeccompAction::kKill}},
                                 server.seccomp_action);
 
-  readPositiveDuration(table, "header_timeout", server.header_timeout);
+  table.readPositiveDuration("header_timeout", server.header_timeout);
   table.readDuration("keepalive_timeout", server.keepalive_timeout);  // 0: no keep-alive
-  readPositiveDuration(table, "body_timeout", server.body_timeout);
-  readPositiveDuration(table, "send_timeout", server.send_timeout);
+  table.readPositiveDuration("body_timeout", server.body_timeout);
+  table.readPositiveDuration("send_timeout", server.send_timeout);
   table.readDuration("shutdown_timeout", server.shutdown_timeout);  // 0: no drain
 
   readPositiveSize(table, "max_request_line", server.max_request_line);

@@ -188,6 +188,17 @@ bool TableReader::readDuration(std::string_view key, uint64_t& out_ms) {
   return value != nullptr && readDurationValue(*value, keyPath(key), ctx_, out_ms);
 }
 
+bool TableReader::readPositiveDuration(std::string_view key, uint64_t& out_ms) {
+  uint64_t ms = 0;
+  if (!readDuration(key, ms)) return false;
+  if (ms == 0) {
+    error(*get(key), key, "must be greater than zero");
+    return false;
+  }
+  out_ms = ms;
+  return true;
+}
+
 bool TableReader::readStringList(std::string_view key, std::vector<std::string>& out) {
   const ConfigValue* value = get(key);
   return value != nullptr && readStringListValue(*value, keyPath(key), ctx_, out);

@@ -88,6 +88,9 @@ class TableReader {
   bool readBool(std::string_view key, bool& out);
   bool readSize(std::string_view key, uint64_t& out);
   bool readDuration(std::string_view key, uint64_t& out_ms);
+  // A duration that must not be zero (a timeout of zero would fire before the first byte
+  // could arrive); zero is recorded as an error.
+  bool readPositiveDuration(std::string_view key, uint64_t& out_ms);
   bool readStringList(std::string_view key, std::vector<std::string>& out);
   template <typename T>
   bool readInteger(std::string_view key, int64_t min, int64_t max, T& out) {

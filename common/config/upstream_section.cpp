@@ -144,16 +144,6 @@ void readHashKey(TableReader& table, UpstreamConfig& upstream) {
   }
 }
 
-void readPositiveDuration(TableReader& table, std::string_view key, Milliseconds& out) {
-  Milliseconds ms = 0;
-  if (!table.readDuration(key, ms)) return;
-  if (ms == 0) {
-    table.error(*table.get(key), key, "must be greater than zero");
-    return;
-  }
-  out = ms;
-}
-
 // "2xx", "200", "2xx,3xx", "200,204".
 bool parseExpect(std::string_view text, HealthCheckConfig& health) {
   std::vector<HealthCheckConfig::StatusRange> ranges;
@@ -199,8 +189,8 @@ void readHealth(TableReader& parent, UpstreamConfig& upstream) {
   if (table.readString("host", health.host) && !isHostName(health.host)) {
     table.error(*table.get("host"), "host", "\"" + health.host + "\" is not a host name");
   }
-  readPositiveDuration(table, "interval", health.interval);
-  readPositiveDuration(table, "timeout", health.timeout);
+  table.readPositiveDuration("interval", health.interval);
+  table.readPositiveDuration("timeout", health.timeout);
   std::string expect;
   if (table.readString("expect", expect)) {
     if (parseExpect(expect, health)) {
@@ -264,13 +254,13 @@ void parseUpstream(const ConfigEntry& entry, ParseContext& ctx, SiteConfig& site
                               upstream.balance);
   readHashKey(table, upstream);
   table.readInteger("keepalive", 0, kMaxKeepalive, upstream.keepalive);
-  readPositiveDuration(table, "keepalive_timeout", upstream.keepalive_timeout);
+  table.readPositiveDuration("keepalive_timeout", upstream.keepalive_timeout);
   table.readInteger("keepalive_requests", 1, INT32_MAX, upstream.keepalive_requests);
-  readPositiveDuration(table, "connect_timeout", upstream.connect_timeout);
-  readPositiveDuration(table, "read_timeout", upstream.read_timeout);
-  readPositiveDuration(table, "send_timeout", upstream.send_timeout);
+  table.readPositiveDuration("connect_timeout", upstream.connect_timeout);
+  table.readPositiveDuration("read_timeout", upstream.read_timeout);
+  table.readPositiveDuration("send_timeout", upstream.send_timeout);
   table.readInteger("max_fails", 0, kMaxChecks, upstream.max_fails);
-  readPositiveDuration(table, "fail_timeout", upstream.fail_timeout);
+  table.readPositiveDuration("fail_timeout", upstream.fail_timeout);
   table.readInteger("retries", 0, kMaxRetries, upstream.retries);
   readHealth(table, upstream);
   readTls(table, upstream);

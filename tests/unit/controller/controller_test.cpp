@@ -15,6 +15,7 @@
 
 #include "controller/instances/worker_probe.h"
 #include "ipc/unix_socket.h"
+#include "tests/support/free_port.h"
 #include "tests/unit/controller/fake_accounts.h"
 #include "tests/unit/controller/temp_dir.h"
 
@@ -25,16 +26,7 @@ using common::Result;
 using common::Status;
 using ipc::Json;
 
-uint16_t freePort() {
-  common::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  socklen_t len = sizeof(a);
-  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len);
-  return ntohs(a.sin_port);
-}
+using ::scalws::testing::freePort;
 
 // One controller and a client of its control socket, both on the controller's loop.
 class Running {

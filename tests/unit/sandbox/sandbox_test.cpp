@@ -13,6 +13,7 @@
 
 #include "sandbox/landlock.h"
 #include "sandbox/process_status.h"
+#include "tests/support/try_socket.h"
 #include "tests/unit/sandbox/forked_child.h"
 #include "tests/unit/sandbox/sandbox_fixtures.h"
 
@@ -23,12 +24,7 @@ using testing::ChildProbe;
 using testing::ForkedChild;
 using testing::SandboxTree;
 
-int trySocket(int family, int type, int protocol = 0) {
-  int fd = socket(family, type | SOCK_CLOEXEC, protocol);
-  if (fd < 0) return errno;
-  close(fd);
-  return 0;
-}
+using ::scalws::testing::trySocket;
 
 // The whole sandbox as a worker gets it: nobody, a docroot, a cache dir, a log file, one
 // upstream port, mode "required".

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "sandbox/seccomp_allow_list.h"
+#include "tests/support/try_socket.h"
 #include "tests/unit/sandbox/forked_child.h"
 #include "tests/unit/sandbox/sandbox_fixtures.h"
 
@@ -30,13 +31,7 @@ namespace {
 using testing::ChildProbe;
 using testing::ForkedChild;
 
-// 0 when socket() succeeded (and closes it), errno otherwise.
-int trySocket(int family, int type, int protocol = 0) {
-  int fd = socket(family, type | SOCK_CLOEXEC, protocol);
-  if (fd < 0) return errno;
-  close(fd);
-  return 0;
-}
+using ::scalws::testing::trySocket;
 
 TEST(SeccompFilterTest, FilterTextListsAllowedSyscallsOnly) {
   SandboxPolicy policy;

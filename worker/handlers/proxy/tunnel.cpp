@@ -11,7 +11,7 @@
 namespace scalws::worker::proxy {
 namespace {
 
-constexpr int kReadsPerEvent = 8;
+constexpr int kTunnelReadsPerEvent = 8;
 
 }  // namespace
 
@@ -127,7 +127,7 @@ void Tunnel::onUpstreamEvent(int status, int events) noexcept {
 
 void Tunnel::readUp() {
   if (!read_buf_) read_buf_ = pools_.loop().buffers().take();
-  for (int i = 0; i < kReadsPerEvent && !client_paused_; ++i) {
+  for (int i = 0; i < kTunnelReadsPerEvent && !client_paused_; ++i) {
     ssize_t n = conn_->transport().read(read_buf_.get(), BufferPool::kBlockSize);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/ctl/ctl_command.h"
+#include "tests/support/ctl_args.h"
 
 namespace scalws::ctl {
 namespace {
@@ -9,40 +10,36 @@ namespace {
 using Args = std::vector<std::string>;
 using ipc::Json;
 
-CtlCommand parseOk(const Args& args) {
-  auto cmd = parseCtlArgs(args, nullptr);
-  EXPECT_TRUE(cmd.ok()) << cmd.status().message();
-  return cmd.ok() ? *cmd : CtlCommand();
-}
+using ::scalws::testing::parseCtlOk;
 
 TEST(AppCommandsTest, ReadsAndWrites) {
-  EXPECT_EQ(parseOk({"app", "list"}).op, "app.list");
-  EXPECT_FALSE(parseOk({"app", "list"}).write);
-  CtlCommand show = parseOk({"app", "show", "api", "--json"});
+  EXPECT_EQ(parseCtlOk({"app", "list"}).op, "app.list");
+  EXPECT_FALSE(parseCtlOk({"app", "list"}).write);
+  CtlCommand show = parseCtlOk({"app", "show", "api", "--json"});
   EXPECT_EQ(show.op, "app.show");
   EXPECT_FALSE(show.write);
   EXPECT_EQ(show.args, Json({{"name", "api"}}));
   EXPECT_TRUE(show.json);
   for (const char* op : {"remove", "restart", "release"}) {
-    CtlCommand c = parseOk({"app", op, "api"});
+    CtlCommand c = parseCtlOk({"app", op, "api"});
     EXPECT_EQ(c.op, std::string("app.") + op);
     EXPECT_TRUE(c.write);
     EXPECT_EQ(c.args, Json({{"name", "api"}}));
   }
-  CtlCommand logs = parseOk({"app", "logs", "api", "--limit", "50"});
+  CtlCommand logs = parseCtlOk({"app", "logs", "api", "--limit", "50"});
   EXPECT_EQ(logs.op, "app.logs");
   EXPECT_FALSE(logs.write);
   EXPECT_EQ(logs.args, Json({{"name", "api"}, {"limit", 50}}));
-  CtlCommand assign = parseOk({"app", "assign", "api", "shop", "--as", "backend"});
+  CtlCommand assign = parseCtlOk({"app", "assign", "api", "shop", "--as", "backend"});
   EXPECT_EQ(assign.op, "app.assign");
   EXPECT_TRUE(assign.write);
   EXPECT_EQ(assign.args, Json({{"name", "api"}, {"instance", "shop"}, {"as", "backend"}}));
-  EXPECT_EQ(parseOk({"app", "assign", "a", "b"}).args, Json({{"name", "a"}, {"instance", "b"}}));
+  EXPECT_EQ(parseCtlOk({"app", "assign", "a", "b"}).args, Json({{"name", "a"}, {"instance", "b"}}));
 }
 
 TEST(AppCommandsTest, AddNode) {
-  CtlCommand add = parseOk({"app", "add", "api", "--runtime", "node", "--entry",
-                            "/srv/api/server.js", "--processes", "2", "--user", "api"});
+  CtlCommand add = parseCtlOk({"app", "add", "api", "--runtime", "node", "--entry",
+                               "/srv/api/server.js", "--processes", "2", "--user", "api"});
   EXPECT_EQ(add.op, "app.add");
   EXPECT_TRUE(add.write);
   EXPECT_EQ(add.args, Json({{"name", "api"},
@@ -57,29 +54,29 @@ TEST(AppCommandsTest, AddNode) {
 
 TEST(AppCommandsTest, AddPythonWithListsAndMemory) {
   // Repeatable options keep their order; --memory is sent in bytes.
-  CtlCommand wsgi = parseOk({"app",
-                             "add",
-                             "web",
-                             "--runtime",
-                             "python",
-                             "--wsgi",
-                             "app:application",
-                             "--processes",
-                             "4",
-                             "--user",
-                             "web",
-                             "--dir",
-                             "/srv/web",
-                             "--env",
-                             "A=1",
-                             "--env",
-                             "B=two",
-                             "--writable",
-                             "/srv/web/uploads",
-                             "--connect",
-                             "127.0.0.1:5432",
-                             "--memory",
-                             "512m"});
+  CtlCommand wsgi = parseCtlOk({"app",
+                                "add",
+                                "web",
+                                "--runtime",
+                                "python",
+                                "--wsgi",
+                                "app:application",
+                                "--processes",
+                                "4",
+                                "--user",
+                                "web",
+                                "--dir",
+                                "/srv/web",
+                                "--env",
+                                "A=1",
+                                "--env",
+                                "B=two",
+                                "--writable",
+                                "/srv/web/uploads",
+                                "--connect",
+                                "127.0.0.1:5432",
+                                "--memory",
+                                "512m"});
   EXPECT_EQ(wsgi.args, Json({{"name", "web"},
                              {"runtime", "python-wsgi"},
                              {"target", "app:application"},
@@ -90,8 +87,8 @@ TEST(AppCommandsTest, AddPythonWithListsAndMemory) {
                              {"env", {"A=1", "B=two"}},
                              {"writable", {"/srv/web/uploads"}},
                              {"connect", {"127.0.0.1:5432"}}}));
-  CtlCommand asgi = parseOk({"app", "add", "ws", "--runtime", "python", "--asgi", "main:app",
-                             "--processes", "1", "--user", "ws"});
+  CtlCommand asgi = parseCtlOk({"app", "add", "ws", "--runtime", "python", "--asgi", "main:app",
+                                "--processes", "1", "--user", "ws"});
   EXPECT_EQ(asgi.args["runtime"], "python-asgi");
   EXPECT_EQ(asgi.args["target"], "main:app");
 }

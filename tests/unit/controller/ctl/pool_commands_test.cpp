@@ -4,6 +4,7 @@
 
 #include "controller/ctl/ctl_command.h"
 #include "controller/ctl/ctl_output.h"
+#include "tests/support/ctl_args.h"
 
 namespace scalws::ctl {
 namespace {
@@ -11,42 +12,39 @@ namespace {
 using Args = std::vector<std::string>;
 using ipc::Json;
 
-CtlCommand parseOk(const Args& args) {
-  auto cmd = parseCtlArgs(args, nullptr);
-  EXPECT_TRUE(cmd.ok()) << cmd.status().message();
-  return cmd.ok() ? *cmd : CtlCommand();
-}
+using ::scalws::testing::parseCtlOk;
 
 TEST(PoolCommandsTest, ReadsAndWrites) {
-  EXPECT_EQ(parseOk({"pool", "list"}).op, "pool.list");
-  EXPECT_FALSE(parseOk({"pool", "list"}).write);
-  CtlCommand show = parseOk({"pool", "show", "shop", "--json"});
+  EXPECT_EQ(parseCtlOk({"pool", "list"}).op, "pool.list");
+  EXPECT_FALSE(parseCtlOk({"pool", "list"}).write);
+  CtlCommand show = parseCtlOk({"pool", "show", "shop", "--json"});
   EXPECT_EQ(show.op, "pool.show");
   EXPECT_EQ(show.args, Json({{"name", "shop"}}));
   EXPECT_TRUE(show.json);
   for (const char* op : {"remove", "release"}) {
-    CtlCommand c = parseOk({"pool", op, "shop"});
+    CtlCommand c = parseCtlOk({"pool", op, "shop"});
     EXPECT_EQ(c.op, std::string("pool.") + op);
     EXPECT_TRUE(c.write);
     EXPECT_EQ(c.args, Json({{"name", "shop"}}));
   }
-  CtlCommand assign = parseOk({"pool", "assign", "shop-fpm", "shop", "--as", "main"});
+  CtlCommand assign = parseCtlOk({"pool", "assign", "shop-fpm", "shop", "--as", "main"});
   EXPECT_EQ(assign.op, "pool.assign");
   EXPECT_EQ(assign.args, Json({{"name", "shop-fpm"}, {"instance", "shop"}, {"as", "main"}}));
-  EXPECT_EQ(parseOk({"pool", "assign", "a", "b"}).args, Json({{"name", "a"}, {"instance", "b"}}));
+  EXPECT_EQ(parseCtlOk({"pool", "assign", "a", "b"}).args,
+            Json({{"name", "a"}, {"instance", "b"}}));
 }
 
 TEST(PoolCommandsTest, AddExternalAndManaged) {
   CtlCommand ext =
-      parseOk({"pool", "add", "ext", "--address", "tcp:127.0.0.1:9000", "--max-conns", "16"});
+      parseCtlOk({"pool", "add", "ext", "--address", "tcp:127.0.0.1:9000", "--max-conns", "16"});
   EXPECT_EQ(ext.op, "pool.add");
   EXPECT_TRUE(ext.write);
   EXPECT_EQ(ext.args,
             Json({{"name", "ext"}, {"address", "tcp:127.0.0.1:9000"}, {"max_conns", 16}}));
-  EXPECT_EQ(parseOk({"pool", "add", "u", "--address=unix:/run/php/fpm.sock"}).args,
+  EXPECT_EQ(parseCtlOk({"pool", "add", "u", "--address=unix:/run/php/fpm.sock"}).args,
             Json({{"name", "u"}, {"address", "unix:/run/php/fpm.sock"}}));
-  CtlCommand managed = parseOk({"pool", "add", "shop", "--managed", "--user", "shop", "--processes",
-                                "8", "--php-fpm", "/opt/php/sbin/php-fpm"});
+  CtlCommand managed = parseCtlOk({"pool", "add", "shop", "--managed", "--user", "shop",
+                                   "--processes", "8", "--php-fpm", "/opt/php/sbin/php-fpm"});
   EXPECT_EQ(managed.args, Json({{"name", "shop"},
                                 {"managed", true},
                                 {"user", "shop"},

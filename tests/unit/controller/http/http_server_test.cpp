@@ -14,6 +14,8 @@
 #include <memory>
 #include <thread>
 
+#include "tests/support/free_port.h"
+
 namespace scalws::controller::http {
 namespace {
 
@@ -27,17 +29,7 @@ TEST(HttpAnswer, SerializesFramingAndExtraHeaders) {
   EXPECT_TRUE(a.serialize().ends_with("Content-Length: 5\r\nX-A: 1\r\nConnection: close\r\n\r\n"));
 }
 
-uint16_t freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using ::scalws::testing::freePort;
 
 // Sends `request`, reads until EOF (or, with close_early, closes at once).
 std::string exchange(uint16_t port, const std::string& request, bool close_early = false) {

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "controller/instances/worker_probe.h"
+#include "tests/support/free_port.h"
 #include "tests/unit/controller/temp_dir.h"
 #include "tests/unit/ipc/ipc_test_util.h"
 
@@ -24,18 +25,9 @@ namespace {
 using common::Result;
 using common::Status;
 
-uint16_t freePort() {
-  common::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  socklen_t len = sizeof(a);
-  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len);
-  return ntohs(a.sin_port);
-}
+using ::scalws::testing::freePort;
 
-std::string site(uint16_t port, const char* body = "one") {
+std::string siteToml(uint16_t port, const char* body = "one") {
   return "[[listen]]\naddress = \"127.0.0.1:" + std::to_string(port) +
          "\"\n[[route]]\nrespond = { body = \"" + body + "\" }\n";
 }
@@ -67,7 +59,7 @@ class InstanceSupervisorTest : public ::testing::Test {
     spec.name = "web";
     spec.cpus = 2;
     spec.user = "nobody";
-    spec.config = site(port_);
+    spec.config = siteToml(port_);
     spec.config_path = "/etc/scalws/web.toml";
     auto record = store_->addInstance(spec);
     EXPECT_TRUE(record.ok()) << record.status().message();
@@ -190,12 +182,12 @@ TEST_F(InstanceSupervisorTest, StopEndsEveryWorkerAndForgetsTheirRows) {
 TEST_F(InstanceSupervisorTest, ReloadSendsTheStoredConfigAndRefusesNewAddresses) {
   supervisor_ = make();
   ASSERT_TRUE(run([&](auto done) { supervisor_->start(nullptr, done); }).ok());
-  record_.config = site(port_, "two");
+  record_.config = siteToml(port_, "two");
   supervisor_->setRecord(record_);
   EXPECT_TRUE(supervisor_->runningConfigDiffers());
   ASSERT_TRUE(run([&](auto done) { supervisor_->reload(done); }).ok());
   EXPECT_FALSE(supervisor_->runningConfigDiffers());
-  record_.config = site(freePort());
+  record_.config = siteToml(freePort());
   supervisor_->setRecord(record_);
   Status moved = run([&](auto done) { supervisor_->reload(done); });
   EXPECT_FALSE(moved.ok());

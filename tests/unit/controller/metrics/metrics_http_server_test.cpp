@@ -11,8 +11,12 @@
 #include <atomic>
 #include <thread>
 
+#include "tests/support/free_port.h"
+
 namespace scalws::controller {
 namespace {
+
+using ::scalws::testing::freePort;
 
 MetricsHttpServer::Render text(const std::string& body) {
   return [body] { return body; };
@@ -53,18 +57,6 @@ class MetricsHttpServerTest : public ::testing::Test {
   ~MetricsHttpServerTest() override {
     uv_run(&loop_, UV_RUN_NOWAIT);
     EXPECT_EQ(uv_loop_close(&loop_), 0);
-  }
-
-  static uint16_t freePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    socklen_t len = sizeof(a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return ntohs(a.sin_port);
   }
 
   // Sends `request` (then half-closes when asked), reads until EOF.

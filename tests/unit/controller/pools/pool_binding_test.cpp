@@ -20,7 +20,7 @@ state::PoolRecord pool(const std::string& name, uint32_t max_conns,
   return p;
 }
 
-state::InstanceRecord instance(const std::string& name, common::CpuSet cpus) {
+state::InstanceRecord instanceRecord(const std::string& name, common::CpuSet cpus) {
   state::InstanceRecord r;
   r.name = name;
   r.assigned_cpus = std::move(cpus);
@@ -34,8 +34,8 @@ TEST(PoolBindingTest, ShareDividesMaxConnsAcrossEveryLoop) {
   EXPECT_EQ(poolShareFor(8, 1), 8u);
   EXPECT_EQ(poolShareFor(0, 4), 0u);  // unknown: a connection per request
   EXPECT_EQ(poolShareFor(8, 0), 8u);
-  EXPECT_EQ(instanceLoops(instance("a", common::CpuSet{0, 1, 2})), 3u);
-  EXPECT_EQ(instanceLoops(instance("a", common::CpuSet())), 1u);
+  EXPECT_EQ(instanceLoops(instanceRecord("a", common::CpuSet{0, 1, 2})), 3u);
+  EXPECT_EQ(instanceLoops(instanceRecord("a", common::CpuSet())), 1u);
 }
 
 TEST(PoolBindingTest, GrantsAreThePoolsOfTheInstanceUnderTheirNames) {
@@ -43,11 +43,11 @@ TEST(PoolBindingTest, GrantsAreThePoolsOfTheInstanceUnderTheirNames) {
       pool("shop-fpm", 8, "shop", "main"), pool("other", 4, "blog"),
       pool("admin-fpm", 2, "shop", "admin"), pool("free", 4, std::nullopt)};
   std::vector<ipc::PhpPoolGrant> grants =
-      poolGrantsFor(instance("shop", common::CpuSet{0, 1}), pools);
+      poolGrantsFor(instanceRecord("shop", common::CpuSet{0, 1}), pools);
   ASSERT_EQ(grants.size(), 2u);
   EXPECT_EQ(grants[0], (ipc::PhpPoolGrant{"admin", "unix:/run/admin-fpm.sock", 2, 1}));
   EXPECT_EQ(grants[1], (ipc::PhpPoolGrant{"main", "unix:/run/shop-fpm.sock", 8, 4}));
-  EXPECT_TRUE(poolGrantsFor(instance("none", common::CpuSet{0}), pools).empty());
+  EXPECT_TRUE(poolGrantsFor(instanceRecord("none", common::CpuSet{0}), pools).empty());
 }
 
 TEST(PoolBindingTest, EveryRouteNameMustBeBound) {

@@ -10,18 +10,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/test_files.h"
 #include "tests/unit/controller/temp_dir.h"
 #include "tests/unit/ipc/ipc_test_util.h"
 
 namespace scalws::controller {
 namespace {
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using ::scalws::testing::readFile;
 
 off_t sizeOf(const std::string& path) {
   struct stat st;

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/test_files.h"
 #include "tests/unit/controller/temp_dir.h"
 #include "tests/unit/ipc/ipc_test_util.h"
 
@@ -59,12 +60,7 @@ while True:
     time.sleep(1)
 )py";
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using ::scalws::testing::readFile;
 
 void writeFile(const std::string& path, const std::string& text, mode_t mode = 0644) {
   std::ofstream(path) << text;

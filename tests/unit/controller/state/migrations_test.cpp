@@ -7,6 +7,7 @@
 
 #include "controller/cpu/cpu_allocator.h"
 #include "controller/state/state_store.h"
+#include "tests/support/sqlite_open.h"
 #include "tests/unit/controller/temp_dir.h"
 
 namespace scalws::controller::state {
@@ -16,11 +17,7 @@ using common::Result;
 using common::StatusCode;
 using scalws::testing::TempDir;
 
-SqliteDb openOk(const std::string& path) {
-  Result<SqliteDb> db = SqliteDb::open(path);
-  EXPECT_TRUE(db.ok()) << db.status().message();
-  return db.ok() ? std::move(*db) : SqliteDb();
-}
+using ::scalws::testing::openSqliteOk;
 
 int64_t queryInt(SqliteDb& db, const std::string& sql) {
   Result<Statement> stmt = db.prepare(sql);
@@ -59,7 +56,7 @@ TEST(MigrationsTest, ListIsNumberedWithoutGapsAndHasAnUpgradePath) {
 
 TEST(MigrationsTest, EmptyDatabaseGetsTheWholeSchema) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("state.db"));
+  SqliteDb db = openSqliteOk(dir.file("state.db"));
   Result<int> before = schemaVersion(db);
   ASSERT_TRUE(before.ok());
   EXPECT_EQ(*before, 0);
@@ -85,7 +82,7 @@ TEST(MigrationsTest, EmptyDatabaseGetsTheWholeSchema) {
 TEST(MigrationsTest, OldDatabaseIsUpgradedKeepingItsRows) {
   TempDir dir;
   {
-    SqliteDb db = openOk(dir.file("state.db"));
+    SqliteDb db = openSqliteOk(dir.file("state.db"));
     ASSERT_TRUE(migrate(db, allMigrations().first(1)).ok());
     Result<int> v = schemaVersion(db);
     ASSERT_TRUE(v.ok());
@@ -101,7 +98,7 @@ TEST(MigrationsTest, OldDatabaseIsUpgradedKeepingItsRows) {
         "VALUES (1500, 'web', 'instance.added', 'added');");
     ASSERT_TRUE(st.ok()) << st.message();
   }
-  SqliteDb db = openOk(dir.file("state.db"));
+  SqliteDb db = openSqliteOk(dir.file("state.db"));
   ASSERT_TRUE(migrate(db).ok());
   Result<int> v = schemaVersion(db);
   ASSERT_TRUE(v.ok());
@@ -128,7 +125,7 @@ TEST(MigrationsTest, OldDatabaseIsUpgradedKeepingItsRows) {
 TEST(MigrationsTest, PoolsAssignedBeforeVersion4KeepTheirOwnName) {
   TempDir dir;
   {
-    SqliteDb db = openOk(dir.file("state.db"));
+    SqliteDb db = openSqliteOk(dir.file("state.db"));
     ASSERT_TRUE(migrate(db, allMigrations().first(3)).ok());
     common::Status st = db.exec(
         "INSERT INTO instances VALUES ('web', 'multi', 1, 0, 'nobody', '[[listen]]', "
@@ -137,7 +134,7 @@ TEST(MigrationsTest, PoolsAssignedBeforeVersion4KeepTheirOwnName) {
         "1000, 1000), ('spare', 'unix:/run/spare.sock', 0, 0, '', 0, '', NULL, 1000, 1000);");
     ASSERT_TRUE(st.ok()) << st.message();
   }
-  SqliteDb db = openOk(dir.file("state.db"));
+  SqliteDb db = openSqliteOk(dir.file("state.db"));
   ASSERT_TRUE(migrate(db).ok());
   EXPECT_EQ(queryText(db, "SELECT assigned_as FROM php_pools WHERE name = 'main'"), "main");
   EXPECT_EQ(queryInt(db,
@@ -150,7 +147,7 @@ TEST(MigrationsTest, PoolsAssignedBeforeVersion4KeepTheirOwnName) {
 TEST(MigrationsTest, MetricsRowsBeforeVersion8ReadZeroForHttp3) {
   TempDir dir;
   {
-    SqliteDb db = openOk(dir.file("state.db"));
+    SqliteDb db = openSqliteOk(dir.file("state.db"));
     ASSERT_TRUE(migrate(db, allMigrations().first(4)).ok());
     std::string zeros;
     for (int i = 0; i < 31; ++i) zeros += ", 0";
@@ -183,11 +180,11 @@ TEST(MigrationsTest, MetricsRowsBeforeVersion8ReadZeroForHttp3) {
 TEST(MigrationsTest, DatabaseFromTheFutureIsRefused) {
   TempDir dir;
   {
-    SqliteDb db = openOk(dir.file("state.db"));
+    SqliteDb db = openSqliteOk(dir.file("state.db"));
     ASSERT_TRUE(migrate(db).ok());
     ASSERT_TRUE(db.exec("INSERT INTO schema_version VALUES (99, 'from a newer release', 0)").ok());
   }
-  SqliteDb db = openOk(dir.file("state.db"));
+  SqliteDb db = openSqliteOk(dir.file("state.db"));
   common::Status status = migrate(db);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
@@ -204,7 +201,7 @@ TEST(MigrationsTest, DatabaseFromTheFutureIsRefused) {
 
 TEST(MigrationsTest, ForeignDatabaseIsNotTouched) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("other.db"));
+  SqliteDb db = openSqliteOk(dir.file("other.db"));
   ASSERT_TRUE(db.exec("CREATE TABLE invoices (id INTEGER)").ok());
   common::Status status = migrate(db);
   ASSERT_FALSE(status.ok());
@@ -216,7 +213,7 @@ TEST(MigrationsTest, ForeignDatabaseIsNotTouched) {
 
 TEST(MigrationsTest, AFailingMigrationLeavesThePreviousVersionWhole) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("state.db"));
+  SqliteDb db = openSqliteOk(dir.file("state.db"));
   const Migration steps[] = {
       {1, "one", "CREATE TABLE a (x INTEGER);"},
       {2, "two", "CREATE TABLE b (x INTEGER); INSERT INTO a VALUES (1); CREATE TABLE oops ("},
@@ -235,7 +232,7 @@ TEST(MigrationsTest, AFailingMigrationLeavesThePreviousVersionWhole) {
 
 TEST(MigrationsTest, BadlyNumberedListIsABug) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("state.db"));
+  SqliteDb db = openSqliteOk(dir.file("state.db"));
   const Migration steps[] = {{1, "one", "CREATE TABLE a (x);"}, {3, "three", "SELECT 1;"}};
   EXPECT_EQ(migrate(db, steps).code(), StatusCode::kInternal);
   EXPECT_FALSE(hasTable(db, "a"));
@@ -254,7 +251,7 @@ TEST(MigrationsTest, ConcurrentOpenersMigrateOnce) {
   }
   for (std::thread& t : threads) t.join();
   for (const common::Status& s : results) EXPECT_TRUE(s.ok()) << s.message();
-  SqliteDb db = openOk(path);
+  SqliteDb db = openSqliteOk(path);
   EXPECT_EQ(queryInt(db, "SELECT count(*) FROM schema_version"), latest());
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/sqlite_open.h"
 #include "tests/unit/controller/temp_dir.h"
 
 namespace scalws::controller::state {
@@ -22,11 +23,7 @@ using common::Result;
 using common::StatusCode;
 using scalws::testing::TempDir;
 
-SqliteDb openOk(const std::string& path, SqliteDb::Options options = {}) {
-  Result<SqliteDb> db = SqliteDb::open(path, options);
-  EXPECT_TRUE(db.ok()) << db.status().message();
-  return db.ok() ? std::move(*db) : SqliteDb();
-}
+using ::scalws::testing::openSqliteOk;
 
 std::string pragma(SqliteDb& db, const std::string& name) {
   Result<Statement> stmt = db.prepare("PRAGMA " + name);
@@ -39,7 +36,7 @@ std::string pragma(SqliteDb& db, const std::string& name) {
 
 TEST(SqliteDbTest, OpenAppliesTheDurabilitySettings) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("t.db"));
+  SqliteDb db = openSqliteOk(dir.file("t.db"));
   EXPECT_EQ(pragma(db, "journal_mode"), "wal");
   EXPECT_EQ(pragma(db, "synchronous"), "2");  // FULL
   EXPECT_EQ(pragma(db, "foreign_keys"), "1");
@@ -49,7 +46,7 @@ TEST(SqliteDbTest, OpenAppliesTheDurabilitySettings) {
 
 TEST(SqliteDbTest, BindAndReadBackEveryType) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("t.db"));
+  SqliteDb db = openSqliteOk(dir.file("t.db"));
   ASSERT_TRUE(db.exec("CREATE TABLE t (i INTEGER, s TEXT, b BLOB, n TEXT)").ok());
   Result<Statement> insert = db.prepare("INSERT INTO t VALUES (?1, ?2, ?3, ?4)");
   ASSERT_TRUE(insert.ok());
@@ -93,7 +90,7 @@ TEST(SqliteDbTest, BindAndReadBackEveryType) {
 
 TEST(SqliteDbTest, ErrorsAreMappedToStatusCodes) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("t.db"));
+  SqliteDb db = openSqliteOk(dir.file("t.db"));
   ASSERT_TRUE(db.exec("CREATE TABLE p (id INTEGER PRIMARY KEY);"
                       "CREATE TABLE c (p INTEGER REFERENCES p (id), v INTEGER CHECK (v > 0));"
                       "INSERT INTO p VALUES (1);")
@@ -122,7 +119,7 @@ TEST(SqliteDbTest, ErrorsAreMappedToStatusCodes) {
 // the page limit gives the same code here.
 TEST(SqliteDbTest, AFullDatabaseSaysNoSpaceLeftOnDevice) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("t.db"));
+  SqliteDb db = openSqliteOk(dir.file("t.db"));
   ASSERT_TRUE(db.exec("CREATE TABLE t (v BLOB)").ok());
   ASSERT_TRUE(db.exec("PRAGMA max_page_count = 8").ok());
   common::Status full;
@@ -137,7 +134,7 @@ TEST(SqliteDbTest, AFullDatabaseSaysNoSpaceLeftOnDevice) {
 
 TEST(SqliteDbTest, TransactionRollsBackUnlessCommitted) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("t.db"));
+  SqliteDb db = openSqliteOk(dir.file("t.db"));
   ASSERT_TRUE(db.exec("CREATE TABLE t (v INTEGER)").ok());
   {
     Result<Transaction> txn = Transaction::begin(db, Transaction::Kind::kImmediate);
@@ -153,7 +150,7 @@ TEST(SqliteDbTest, TransactionRollsBackUnlessCommitted) {
     ASSERT_TRUE(txn->commit().ok());
     EXPECT_FALSE(txn->commit().ok());  // a finished transaction cannot commit again
   }
-  SqliteDb other = openOk(dir.file("t.db"));
+  SqliteDb other = openSqliteOk(dir.file("t.db"));
   Result<Statement> stmt = other.prepare("SELECT group_concat(v) FROM t");
   ASSERT_TRUE(stmt.ok());
   ASSERT_TRUE(stmt->step().ok());
@@ -162,8 +159,8 @@ TEST(SqliteDbTest, TransactionRollsBackUnlessCommitted) {
 
 TEST(SqliteDbTest, ASecondWriterWaitsForTheBusyTimeoutThenTimesOut) {
   TempDir dir;
-  SqliteDb first = openOk(dir.file("t.db"));
-  SqliteDb second = openOk(dir.file("t.db"), {.busy_timeout_ms = 200});
+  SqliteDb first = openSqliteOk(dir.file("t.db"));
+  SqliteDb second = openSqliteOk(dir.file("t.db"), {.busy_timeout_ms = 200});
   Result<Transaction> held = Transaction::begin(first, Transaction::Kind::kImmediate);
   ASSERT_TRUE(held.ok());
   auto start = std::chrono::steady_clock::now();
@@ -228,7 +225,7 @@ TEST(SqliteDbTest, ConcurrentOpensOfAFreshFileAllSucceed) {
 
 TEST(SqliteDbTest, RefusesASymlinkedDatabase) {
   TempDir dir;
-  { SqliteDb real = openOk(dir.file("real.db")); }
+  { SqliteDb real = openSqliteOk(dir.file("real.db")); }
   std::filesystem::create_symlink(dir.file("real.db"), dir.file("link.db"));
   Result<SqliteDb> db = SqliteDb::open(dir.file("link.db"));
   ASSERT_FALSE(db.ok());
@@ -255,7 +252,7 @@ TEST(SqliteDbTest, MissingDirectoryIsAnError) {
 // Workers are spawned by the controller: none may inherit a descriptor of state.db.
 TEST(SqliteDbTest, DatabaseDescriptorsAreCloseOnExec) {
   TempDir dir;
-  SqliteDb db = openOk(dir.file("t.db"));
+  SqliteDb db = openSqliteOk(dir.file("t.db"));
   ASSERT_TRUE(db.exec("CREATE TABLE t (v); INSERT INTO t VALUES (1)").ok());
   int seen = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {

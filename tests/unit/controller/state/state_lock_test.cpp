@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "tests/support/test_files.h"
 #include "tests/unit/controller/temp_dir.h"
 
 namespace scalws::controller::state {
@@ -19,12 +20,7 @@ using common::Result;
 using common::StatusCode;
 using scalws::testing::TempDir;
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::scalws::testing::readFile;
 
 TEST(StateLockTest, HolderWritesItsPid) {
   TempDir dir;

@@ -5,13 +5,13 @@
 namespace scalws::worker {
 namespace {
 
-struct Case {
+struct NormalizationCase {
   const char* raw;
   const char* normalized;  // nullptr: refused
 };
 
 TEST(PathNormalizerTest, Table) {
-  const Case cases[] = {
+  const NormalizationCase cases[] = {
       {"/", "/"},
       {"/index.html", "/index.html"},
       {"/a/b/", "/a/b/"},
@@ -43,7 +43,7 @@ TEST(PathNormalizerTest, Table) {
       {"/a/%2e/b", "/a/b"},
       {"/a/%2e%2e/b", "/b"},
   };
-  for (const Case& c : cases) {
+  for (const NormalizationCase& c : cases) {
     Arena arena;
     PathNormalization r = normalizePath(c.raw, arena);
     if (c.normalized == nullptr) {

@@ -17,7 +17,7 @@
 namespace scalws::worker {
 namespace {
 
-constexpr std::string_view kSite = R"(
+constexpr std::string_view kDispatchSite = R"(
 [server]
 max_body = "1k"
 [[listen]]
@@ -94,7 +94,7 @@ class TestStream final : public HttpStream {
 
 class RequestDispatcherTest : public ::testing::Test {
  protected:
-  std::shared_ptr<const ConfigSnapshot> snap_ = snapshotFor(kSite);
+  std::shared_ptr<const ConfigSnapshot> snap_ = snapshotFor(kDispatchSite);
   TestStream stream_;
 };
 

@@ -13,10 +13,10 @@ using Verdict = HeadScanner::Verdict;
 
 // Feeds `input` in the given split and returns the first final verdict and the absolute
 // offset it was reached at.
-std::pair<Verdict, size_t> scan(const std::string& input, testing::Split split) {
+std::pair<Verdict, size_t> scan(const std::string& input, scalws::testing::Split split) {
   HeadScanner s;
   size_t pos = 0;
-  for (size_t n : testing::chunkSizes(split, input.size(), 7)) {
+  for (size_t n : scalws::testing::chunkSizes(split, input.size(), 7)) {
     HeadScanner::Result r = s.feed(input.data() + pos, n);
     if (r.verdict != Verdict::kNeedMore) return {r.verdict, pos + r.consumed};
     pos += n;
@@ -60,19 +60,19 @@ TEST(HeadScannerTest, VerdictsDoNotDependOnChunking) {
        Verdict::kHeadComplete},
   };
   for (const Case& c : cases) {
-    for (testing::Split split : testing::kAllSplits) {
+    for (scalws::testing::Split split : scalws::testing::kAllSplits) {
       EXPECT_EQ(scan(c.input, split).first, c.verdict)
-          << c.name << " (" << testing::splitName(split) << ")";
+          << c.name << " (" << scalws::testing::splitName(split) << ")";
     }
   }
 }
 
 TEST(HeadScannerTest, StopsAtTheEndOfTheHead) {
   std::string input = "POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\n\r\nx\n\0";
-  for (testing::Split split : testing::kAllSplits) {
+  for (scalws::testing::Split split : scalws::testing::kAllSplits) {
     auto [verdict, offset] = scan(input, split);
     EXPECT_EQ(verdict, Verdict::kHeadComplete);
-    EXPECT_EQ(offset, input.find("\r\n\r\n") + 4) << testing::splitName(split);
+    EXPECT_EQ(offset, input.find("\r\n\r\n") + 4) << scalws::testing::splitName(split);
   }
 }
 

@@ -58,8 +58,8 @@ class Driver : public RequestCodecCallbacks {
   void onRequestComplete() override { seen.back().complete = true; }
 
   // Feeds `input` split as asked; stops at the first error.
-  void feed(const std::string& input, testing::Split split, uint32_t seed = 3) {
-    for (size_t n : testing::chunkSizes(split, input.size(), seed)) {
+  void feed(const std::string& input, scalws::testing::Split split, uint32_t seed = 3) {
+    for (size_t n : scalws::testing::chunkSizes(split, input.size(), seed)) {
       buffer_.append(input, fed_, n);
       fed_ += n;
       if (!pump()) return;
@@ -95,7 +95,7 @@ class Driver : public RequestCodecCallbacks {
   size_t parsed_ = 0;
 };
 
-class RequestCodecTest : public ::testing::TestWithParam<testing::Split> {};
+class RequestCodecTest : public ::testing::TestWithParam<scalws::testing::Split> {};
 
 TEST_P(RequestCodecTest, SimpleGet) {
   Driver d;
@@ -333,7 +333,7 @@ TEST_P(RequestCodecTest, MalformedRequestsAreRefused) {
     Driver d;
     d.feed(c.input, GetParam());
     EXPECT_EQ(d.error_status, c.status)
-        << c.name << " (" << testing::splitName(GetParam()) << "): " << d.error_reason;
+        << c.name << " (" << scalws::testing::splitName(GetParam()) << "): " << d.error_reason;
     for (const Seen& s : d.seen) EXPECT_FALSE(s.complete) << c.name << ": a request got through";
   }
 }
@@ -375,14 +375,14 @@ TEST_P(RequestCodecTest, LimitsGiveTheirStatus) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Splits, RequestCodecTest, ::testing::ValuesIn(testing::kAllSplits),
+INSTANTIATE_TEST_SUITE_P(Splits, RequestCodecTest, ::testing::ValuesIn(scalws::testing::kAllSplits),
                          [](const auto& param_info) {
                            switch (param_info.param) {
-                             case testing::Split::kWhole:
+                             case scalws::testing::Split::kWhole:
                                return std::string("Whole");
-                             case testing::Split::kByteByByte:
+                             case scalws::testing::Split::kByteByByte:
                                return std::string("ByteByByte");
-                             case testing::Split::kRandom:
+                             case scalws::testing::Split::kRandom:
                                return std::string("Random");
                            }
                            return std::string("X");
@@ -396,7 +396,7 @@ TEST(RequestCodecRandomSeeds, ManySeedsSameResult) {
   }
   for (uint32_t seed = 1; seed < 50; ++seed) {
     Driver d;
-    d.feed(input, testing::Split::kRandom, seed);
+    d.feed(input, scalws::testing::Split::kRandom, seed);
     ASSERT_EQ(d.error_status, 0) << "seed " << seed << ": " << d.error_reason;
     ASSERT_EQ(d.seen.size(), 20u) << "seed " << seed;
     for (const Seen& s : d.seen) EXPECT_EQ(s.body, "abc");

@@ -17,8 +17,8 @@ using testing::frame;
 using testing::u32;
 using Action = FrameChecker::Action;
 
-constexpr uint8_t kEndStream = NGHTTP2_FLAG_END_STREAM;
-constexpr uint8_t kEndHeaders = NGHTTP2_FLAG_END_HEADERS;
+using testing::kEndHeaders;
+using testing::kEndStream;
 
 std::string magic() {
   return std::string(NGHTTP2_CLIENT_MAGIC, NGHTTP2_CLIENT_MAGIC_LEN);

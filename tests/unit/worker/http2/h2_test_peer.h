@@ -80,6 +80,10 @@ inline std::vector<Frame> parseFrames(const std::string& bytes) {
   return frames;
 }
 
+// The frame flags the hand-built HEADERS and DATA frames carry.
+inline constexpr uint8_t kEndStream = NGHTTP2_FLAG_END_STREAM;
+inline constexpr uint8_t kEndHeaders = NGHTTP2_FLAG_END_HEADERS;
+
 // Raw frames, for what a well-behaved client library would never send.
 inline std::string frame(uint8_t type, uint8_t flags, int32_t stream, const std::string& payload) {
   std::string f;

@@ -17,8 +17,8 @@ using testing::preface;
 using testing::SessionHarness;
 using testing::u32;
 
-constexpr uint8_t kEndStream = NGHTTP2_FLAG_END_STREAM;
-constexpr uint8_t kEndHeaders = NGHTTP2_FLAG_END_HEADERS;
+using testing::kEndHeaders;
+using testing::kEndStream;
 
 // A session past the preface (our SETTINGS acknowledged), with an HPACK encoder for
 // request heads.

@@ -16,7 +16,7 @@ std::string joined(const nghttp3_vec* v, size_t n) {
   return out;
 }
 
-struct Owner : RefCounted {
+struct CountingOwner : RefCounted {
   int released = 0;
   void onLastRelease() noexcept override { ++released; }
 };
@@ -66,7 +66,7 @@ TEST(BodyBuffer, FilesAreReadABlockAtATime) {
   int fd = ::open(dir.file("f").c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
   BufferPool pool;
-  Owner owner;  // one reference: ours
+  CountingOwner owner;  // one reference: ours
   {
     BodyBuffer body(pool);
     body.append("head:");

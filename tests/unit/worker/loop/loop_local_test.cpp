@@ -5,24 +5,24 @@
 namespace scalws::worker {
 namespace {
 
-struct Owner {
+struct LocalsOwner {
   int made = 0;
   int stopped = 0;
 };
 
 struct First final : LoopLocal {
-  explicit First(Owner& owner) : owner_(owner) { ++owner_.made; }
+  explicit First(LocalsOwner& owner) : owner_(owner) { ++owner_.made; }
   void onLoopStopping() noexcept override { ++owner_.stopped; }
-  Owner& owner_;
+  LocalsOwner& owner_;
   int value = 0;
 };
 
 struct Second final : LoopLocal {
-  explicit Second(Owner& owner) { ++owner.made; }
+  explicit Second(LocalsOwner& owner) { ++owner.made; }
 };
 
 TEST(LoopLocals, MakesEachKindOnceOnFirstUse) {
-  Owner owner;
+  LocalsOwner owner;
   LoopLocals locals;
   EXPECT_EQ(locals.find<First>(), nullptr);
   First& a = locals.get<First>(owner);
@@ -36,7 +36,7 @@ TEST(LoopLocals, MakesEachKindOnceOnFirstUse) {
 }
 
 TEST(LoopLocals, EachLoopHasItsOwn) {
-  Owner owner;
+  LocalsOwner owner;
   LoopLocals one;
   LoopLocals two;
   one.get<First>(owner).value = 1;
@@ -46,7 +46,7 @@ TEST(LoopLocals, EachLoopHasItsOwn) {
 }
 
 TEST(LoopLocals, StoppingReachesEveryKindMade) {
-  Owner owner;
+  LocalsOwner owner;
   LoopLocals locals;
   locals.loopStopping();  // nothing made yet: nothing to tell
   EXPECT_EQ(owner.stopped, 0);

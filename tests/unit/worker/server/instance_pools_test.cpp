@@ -15,14 +15,14 @@ using common::config::PhpPoolConfig;
 using common::config::SiteConfig;
 using ipc::PhpPoolGrant;
 
-constexpr const char* kSite =
+constexpr const char* kPoolsSite =
     "[[listen]]\naddress = \"127.0.0.1:8080\"\n"
     "[[route]]\nmatch = { prefix = \"/admin/\" }\nphp = { pool = \"admin\", root = \"/tmp\" }\n"
     "[[route]]\nphp = { pool = \"main\", root = \"/tmp\" }\n"
     "[php_pool.main]\ntimeout = \"7s\"\n"
     "[php_pool.unused]\nqueue = 3\n";
 
-SiteConfig load(const std::string& text = kSite) {
+SiteConfig load(const std::string& text = kPoolsSite) {
   common::config::LoadOptions options;
   options.allow_server_table = false;
   options.php_pools_from_controller = true;
@@ -69,7 +69,7 @@ TEST(InstancePoolsTest, TheSnapshotUsesTheControllersShare) {
   settings.mode = common::config::WorkerMode::kMulti;
   settings.loops = 1;
   settings.user = "nobody";
-  settings.config = kSite;
+  settings.config = kPoolsSite;
   settings.config_path = "/etc/scalws/site.toml";
   settings.php_pools = {{"main", "unix:/run/scalws/php/shop.sock", 9, 3},
                         {"admin", "tcp:127.0.0.1:9000", 0, 0}};
@@ -129,7 +129,7 @@ TEST(InstancePoolsTest, ReloadsMustStayInsideTheSandbox) {
 }
 
 TEST(InstancePoolsTest, UpstreamsMustStayInsideTheSandboxToo) {
-  const std::string upstreams = std::string(kSite) +
+  const std::string upstreams = std::string(kPoolsSite) +
                                 "[[route]]\nmatch = { prefix = \"/api/\" }\nproxy = { upstream = "
                                 "\"api\" }\n[upstream.api]\nservers = [\"127.0.0.1:8081\"]\n";
   SiteConfig start = load(upstreams);
