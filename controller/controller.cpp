@@ -505,6 +505,18 @@ std::optional<std::vector<ipc::PhpPoolGrant>> Controller::runningPools(
   return sup->runningPools();
 }
 
+void Controller::purgeCache(const std::string& name, const ipc::CachePurge& purge, PurgeDone done) {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return deferCall(&loop_, [done, name] { done(gone(name)); });
+  sup->purgeCache(purge, std::move(done));
+}
+
+std::vector<ipc::CacheFigures> Controller::cacheFigures(const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return {};
+  return sup->cacheFigures();
+}
+
 bool Controller::reloadPending(const std::string& name) const {
   InstanceSupervisor* sup = find(name);
   return sup != nullptr && sup->runningConfigDiffers();

@@ -78,6 +78,8 @@ class Controller final : public InstanceRuntime {
   ipc::Json processes(const std::string& name) const override;
   std::optional<common::config::SiteConfig> runningSite(const std::string& name) const override;
   bool reloadPending(const std::string& name) const override;
+  void purgeCache(const std::string& name, const ipc::CachePurge& purge, PurgeDone done) override;
+  std::vector<ipc::CacheFigures> cacheFigures(const std::string& name) const override;
   std::optional<std::vector<ipc::PhpPoolGrant>> runningPools(
       const std::string& name) const override;
 

@@ -24,6 +24,8 @@ constexpr std::array kOps = {
     OpSpec{op::kMetrics, kWorker, kController, kRead, false, "periodic counters"},
     OpSpec{op::kStderr, kController, kWorker, kWrite, true,
            "a new stderr (one fd: a pipe the re-attached controller reads)"},
+    OpSpec{op::kCachePurge, kController, kWorker, kWrite, true,
+           "drop cached answers (a URL, a prefix, all)"},
 
     // Control socket (scalwsctl -> controller).
     OpSpec{op::kStatus, kCtl, kController, kRead, true, "controller and host summary"},
@@ -39,6 +41,9 @@ constexpr std::array kOps = {
     OpSpec{op::kInstanceStop, kCtl, kController, kWrite, true, "stop gracefully"},
     OpSpec{op::kInstanceRestart, kCtl, kController, kWrite, true, "stop then start"},
     OpSpec{op::kInstanceReload, kCtl, kController, kWrite, true, "send the stored config"},
+    OpSpec{op::kInstanceCachePurge, kCtl, kController, kWrite, true,
+           "drop cached answers in every worker; replies once all did"},
+    OpSpec{op::kInstanceCacheShow, kCtl, kController, kRead, true, "an instance's caches"},
     OpSpec{op::kPoolList, kCtl, kController, kRead, true, "PHP pools"},
     OpSpec{op::kPoolShow, kCtl, kController, kRead, true, "one PHP pool in detail"},
     OpSpec{op::kPoolAdd, kCtl, kController, kWrite, true, "register a PHP pool"},

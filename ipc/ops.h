@@ -23,6 +23,7 @@ inline constexpr std::string_view kReload = "reload";
 inline constexpr std::string_view kStop = "stop";
 inline constexpr std::string_view kMetrics = "metrics";
 inline constexpr std::string_view kStderr = "stderr";
+inline constexpr std::string_view kCachePurge = "cache_purge";
 // Control socket (scalwsctl -> controller).
 inline constexpr std::string_view kStatus = "status";
 inline constexpr std::string_view kCpuList = "cpu.list";
@@ -37,6 +38,8 @@ inline constexpr std::string_view kInstanceStart = "instance.start";
 inline constexpr std::string_view kInstanceStop = "instance.stop";
 inline constexpr std::string_view kInstanceRestart = "instance.restart";
 inline constexpr std::string_view kInstanceReload = "instance.reload";
+inline constexpr std::string_view kInstanceCachePurge = "instance.cache.purge";
+inline constexpr std::string_view kInstanceCacheShow = "instance.cache.show";
 inline constexpr std::string_view kPoolList = "pool.list";
 inline constexpr std::string_view kPoolShow = "pool.show";
 inline constexpr std::string_view kPoolAdd = "pool.add";

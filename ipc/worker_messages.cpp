@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "common/config/cache_config.h"
 #include "common/hex.h"
 
 namespace scalws::ipc {
@@ -184,6 +185,7 @@ Json HelloArgs::encode() const {
   out["instance"] = instance;  // the worker's own name, whatever the settings say
   out["state"] = attached->stopping ? "stopping" : "serving";
   out["listeners"] = reportsJson(attached->listeners);
+  if (!attached->caches.empty()) out["caches"] = cacheAreaReportsJson(attached->caches);
   return out;
 }
 
@@ -212,6 +214,9 @@ Result<HelloArgs> HelloArgs::decode(const Json& args) {
   Result<std::vector<ListenerReport>> listeners = reportsFrom(args);
   if (!listeners.ok()) return bad("hello", listeners.status());
   a.listeners = std::move(listeners).value();
+  Result<std::vector<CacheAreaReport>> caches = cacheAreaReportsFrom(args);
+  if (!caches.ok()) return bad("hello", caches.status());
+  a.caches = std::move(caches).value();
   h.attached = std::move(a);
   return h;
 }
@@ -252,7 +257,9 @@ Result<ConfigArgs> ConfigArgs::decode(const Json& args) {
 Json ListenersArgs::encode() const {
   Json list = Json::array();
   for (const ListenerSpec& s : listeners) list.push_back(specJson(s));
-  return {{"listeners", std::move(list)}};
+  Json out = {{"listeners", std::move(list)}};
+  if (!caches.empty()) out["caches"] = caches;
+  return out;
 }
 
 Result<ListenersArgs> ListenersArgs::decode(const Json& args) {
@@ -266,6 +273,15 @@ Result<ListenersArgs> ListenersArgs::decode(const Json& args) {
     if (!spec.ok()) return bad("listeners", spec.status());
     l.listeners.push_back(std::move(spec).value());
   }
+  if (auto c = args.find("caches"); c != args.end()) {
+    if (!c->is_array()) return common::invalidArgument("listeners: \"caches\" must be an array");
+    for (const Json& name : *c) {
+      if (!name.is_string() || !common::config::isCacheName(name.get<std::string>())) {
+        return common::invalidArgument("listeners: \"caches\" must hold cache names");
+      }
+      l.caches.push_back(name.get<std::string>());
+    }
+  }
   return l;
 }
 
@@ -273,11 +289,13 @@ Result<ListenersArgs> ListenersArgs::decode(const Json& args) {
 
 Json ReadyArgs::encode() const {
   if (!ok) return {{"ok", false}, {"error", error}};
-  return {{"ok", true},
-          {"pid", static_cast<uint64_t>(pid)},
-          {"loops", loops},
-          {"listeners", reportsJson(listeners)},
-          {"sandbox", sandbox.encode()}};
+  Json out = {{"ok", true},
+              {"pid", static_cast<uint64_t>(pid)},
+              {"loops", loops},
+              {"listeners", reportsJson(listeners)},
+              {"sandbox", sandbox.encode()}};
+  if (!caches.empty()) out["caches"] = cacheAreaReportsJson(caches);
+  return out;
 }
 
 Result<ReadyArgs> ReadyArgs::decode(const Json& args) {
@@ -299,6 +317,9 @@ Result<ReadyArgs> ReadyArgs::decode(const Json& args) {
   Result<std::vector<ListenerReport>> listeners = reportsFrom(args);
   if (!listeners.ok()) return bad("ready", listeners.status());
   r.listeners = std::move(listeners).value();
+  Result<std::vector<CacheAreaReport>> caches = cacheAreaReportsFrom(args);
+  if (!caches.ok()) return bad("ready", caches.status());
+  r.caches = std::move(caches).value();
   auto sandbox = args.find("sandbox");
   if (sandbox == args.end()) return common::invalidArgument("ready: no \"sandbox\"");
   Result<SandboxSummary> summary = SandboxSummary::decode(*sandbox);
@@ -336,6 +357,7 @@ Json MetricsArgs::encode() const {
               {"slot", slot},
               {"metrics", common::metrics::toJson(metrics)}};
   if (!upstreams.empty()) out["upstreams"] = common::metrics::toJson(upstreams);
+  if (!caches.empty()) out["caches"] = cacheFiguresJson(caches);
   return out;
 }
 
@@ -357,6 +379,11 @@ Result<MetricsArgs> MetricsArgs::decode(const Json& args) {
         common::metrics::upstreamMetricsFromJson(*u);
     if (!upstreams.ok()) return bad("metrics", upstreams.status());
     m.upstreams = std::move(upstreams).value();
+  }
+  if (auto c = args.find("caches"); c != args.end()) {
+    Result<std::vector<CacheFigures>> caches = cacheFiguresFrom(*c);
+    if (!caches.ok()) return bad("metrics", caches.status());
+    m.caches = std::move(caches).value();
   }
   return m;
 }

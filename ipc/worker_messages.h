@@ -7,7 +7,8 @@
 //   ctl    -> config     ConfigArgs      what to be: WorkerSettings + controller_uid + the
 //                                        instance's TLS ticket secret
 //   ctl    -> listeners  ListenersArgs   + one fd per entry, in order (bound, listening;
-//                                        a quic entry's fd is a bound UDP socket)
+//                                        a quic entry's fd is a bound UDP socket), then
+//                                        one per cache: its memory tier (a memfd)
 //   worker -> ready      ReadyArgs       it serves (pid, loops, listeners with their fd
 //                                        numbers, the sandbox report), or why not
 //   ctl    -> reload     ReloadArgs      a new config text, path and pools
@@ -16,6 +17,8 @@
 //   ctl    -> stderr     {} + one fd     a re-attached worker's new stdout and stderr (a pipe
 //                                        the controller reads; the old one went with the
 //                                        controller that died)
+//   ctl    -> cache_purge CachePurge     drop cached answers (cache_messages.h); answered
+//                                        with a CachePurgeResult
 // A controller that re-attaches after a restart connects to the worker's attach socket and
 // gets a hello with `attached` set: the worker's state, its WorkerSettings and its
 // listeners. The controller takes none of it on trust (controller/instances/).
@@ -35,6 +38,7 @@
 #include "common/metrics/metrics_snapshot.h"
 #include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
+#include "ipc/cache_messages.h"
 #include "ipc/message.h"
 #include "ipc/php_pool_grants.h"
 #include "ipc/sandbox_summary.h"
@@ -87,6 +91,7 @@ struct HelloArgs {
     bool stopping = false;  // the worker drains and will exit
     WorkerSettings settings;
     std::vector<ListenerReport> listeners;
+    std::vector<CacheAreaReport> caches;
   };
 
   int64_t pid = 0;
@@ -109,6 +114,9 @@ struct ConfigArgs {
 
 struct ListenersArgs {
   std::vector<ListenerSpec> listeners;  // listeners[i] describes the i-th fd
+  // The memory tier of each [cache.NAME] of the config, by name: caches[j] is the
+  // (listeners.size() + j)-th fd. Absent on the wire when there are none.
+  std::vector<std::string> caches;
 
   Json encode() const;
   static common::Result<ListenersArgs> decode(const Json& args);
@@ -120,6 +128,7 @@ struct ReadyArgs {
   int64_t pid = 0;
   uint32_t loops = 0;
   std::vector<ListenerReport> listeners;
+  std::vector<CacheAreaReport> caches;
   SandboxSummary sandbox;  // what the worker says it entered
 
   Json encode() const;
@@ -142,6 +151,8 @@ struct MetricsArgs {
   // The proxy's per-upstream, per-server figures; empty (and not sent) when the worker
   // has proxied nothing.
   std::vector<common::metrics::UpstreamMetrics> upstreams;
+  // Each cache's size (empty, and not sent, without caches).
+  std::vector<CacheFigures> caches;
 
   Json encode() const;
   static common::Result<MetricsArgs> decode(const Json& args);

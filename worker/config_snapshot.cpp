@@ -22,13 +22,17 @@ using common::config::RouteConfig;
 
 namespace {
 
-// The cache named `name`: the one the server made, else one of our own.
+// The cache named `name`: the one whoever starts the workers made (every worker must
+// share it), or, when nobody made any (a snapshot built on its own: tests, check-config),
+// one of our own.
 Result<std::shared_ptr<cache::SharedCache>> cacheFor(const std::string& name,
                                                      const common::config::SiteConfig& site,
                                                      const cache::CacheSet* caches,
                                                      cache::CacheSet& own) {
   if (caches != nullptr) {
     if (auto found = caches->find(name)) return found;
+    return common::invalidArgument("[cache." + name + "] has no memory tier made for it (" +
+                                   "a new cache needs a restart)");
   }
   if (auto found = own.find(name)) return found;
   for (const common::config::CacheConfig& config : site.caches) {

@@ -33,8 +33,9 @@ class ConfigSnapshot {
   // `pool_shares`: per-loop shares of the pools named, given by the controller (instance
   // mode: it knows every process of the instance); the other pools get theirs from
   // [server] workers (pool_spec.h).
-  // `caches`: the site's caches, made by whoever starts the workers (shared_cache.h);
-  // a [cache] it lacks gets a memory tier of its own (tests, --check-config).
+  // `caches`: the site's caches, made by whoever starts the workers (shared_cache.h); a
+  // [cache] it lacks refuses the snapshot. Without `caches` each [cache] gets a memory
+  // tier of its own (tests, --check-config).
   static common::Result<std::shared_ptr<const ConfigSnapshot>> build(
       common::config::SiteConfig config, const std::map<std::string, uint32_t>& pool_shares = {},
       const cache::CacheSet* caches = nullptr);

@@ -1,4 +1,4 @@
-#include "worker/handlers/cache/shared_area.h"
+#include "common/cache/shared_area.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <new>
 #include <utility>
 
-namespace scalws::worker::cache {
+namespace scalws::common::cache {
 namespace {
 
 // More descriptors than this would cost more index than the entries are worth.
@@ -143,4 +143,4 @@ SharedArea::~SharedArea() {
   if (base_ != nullptr) ::munmap(base_, layout_.total_size);
 }
 
-}  // namespace scalws::worker::cache
+}  // namespace scalws::common::cache

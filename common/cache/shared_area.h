@@ -2,7 +2,9 @@
 // whoever starts the instance's workers (the standalone master before it forks, the
 // controller, or a single-mode process for itself) and mapped by every worker process, so
 // an entry one of them stored is a hit in all of them, the cache outlives a worker's
-// restart, and no other instance ever holds the fd.
+// restart, and no other instance ever holds the fd. It lives in common/ because the
+// controller makes these areas too; only workers ever read or change one after create()
+// (worker/handlers/cache/memory_store.h), and the controller never maps it again.
 //
 // Layout, fixed by cache.memory when the memfd is made (layoutFor()):
 //
@@ -34,7 +36,7 @@
 #include "common/status.h"
 #include "common/unique_fd.h"
 
-namespace scalws::worker::cache {
+namespace scalws::common::cache {
 
 inline constexpr uint64_t kAreaMagic = 0x3141455241435753ull;  // "SWCAREA1"
 inline constexpr uint32_t kAreaVersion = 1;
@@ -179,4 +181,4 @@ class SharedArea {
   AreaLayout layout_;
 };
 
-}  // namespace scalws::worker::cache
+}  // namespace scalws::common::cache

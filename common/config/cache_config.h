@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/config/config_types.h"
@@ -52,6 +53,12 @@ struct CacheConfig {
   SetCookie set_cookie = SetCookie::kBypass;
   SourceLocation where;
 };
+
+// Letters, digits, '-', '_', '.'; 1 to 64 of them.
+bool isCacheName(std::string_view name);
+// Whether a cache made for `a` can serve `b` unchanged: the same name and the same memory
+// and disk tiers (what a reload may keep; the other settings apply per request).
+bool sameCacheStorage(const CacheConfig& a, const CacheConfig& b);
 
 // route.cache_purge: a PURGE request removes the cached answers to its URL.
 struct CachePurgeAction {

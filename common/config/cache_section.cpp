@@ -13,16 +13,6 @@ constexpr Bytes kMinMemory = 1ull << 20;
 // A mapping this large is a typo ("256g" for "256m"), not a cache.
 constexpr Bytes kMaxMemory = 1ull << 40;
 
-bool isCacheName(std::string_view name) {
-  if (name.empty() || name.size() > kMaxCacheName) return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 bool isTokenText(std::string_view s) {
   if (s.empty()) return false;
   for (unsigned char c : s) {
@@ -217,7 +207,6 @@ void parseCachePurgeAction(const ConfigValue& value, const std::string& path, Pa
 }
 
 void checkCacheReferences(ParseContext& ctx, const SiteConfig& site) {
-  if (!ctx.options().allow_cache) return;  // [cache] itself was refused, once
   auto exists = [&site](const std::string& name) {
     for (const CacheConfig& cache : site.caches) {
       if (cache.name == name) return true;
@@ -240,15 +229,24 @@ void checkCacheReferences(ParseContext& ctx, const SiteConfig& site) {
 }
 
 void parseCacheSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
-  if (!ctx.options().allow_cache) {
-    ctx.error(value.where,
-              "[cache] is not available in an instance config under the controller yet (its "
-              "workers would not share it); run the site with standalone scalwsd to cache");
-    return;
-  }
   if (!expectType(value, ConfigValue::Type::kTable, "cache", ctx)) return;
   // TOML already refuses a table defined twice, so names are unique here.
   for (const ConfigEntry& entry : value.entries) parseCache(entry, ctx, site);
+}
+
+bool isCacheName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxCacheName) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool sameCacheStorage(const CacheConfig& a, const CacheConfig& b) {
+  return a.name == b.name && a.memory == b.memory && a.disk == b.disk && a.max_disk == b.max_disk &&
+         a.max_entry == b.max_entry;
 }
 
 }  // namespace scalws::common::config

@@ -24,12 +24,6 @@ struct LoadOptions {
   // and php routes may name pools no table defines; the controller supplies address and
   // max_conns for the pools assigned to the instance and checks the names at start.
   bool php_pools_from_controller = false;
-  // [cache.NAME] (and the routes naming one) need a memory tier made by whoever starts
-  // the workers, so that every worker of the instance shares it and it outlives their
-  // restarts. Standalone scalwsd makes it before it forks; the controller does not yet, so
-  // an instance config under it refuses [cache] rather than give each worker a private,
-  // short-lived cache that purge could not reach.
-  bool allow_cache = true;
   // Turns [upstream] host names into addresses at load; null: processResolver()
   // (host_resolver.h), getaddrinfo until the process sealed it in its sandbox.
   HostResolver* resolver = nullptr;

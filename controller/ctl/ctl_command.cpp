@@ -7,6 +7,7 @@
 
 #include "common/config/php_pool_address.h"
 #include "common/config/units.h"
+#include "ipc/cache_messages.h"
 #include "ipc/ops.h"
 
 namespace scalws::ctl {
@@ -35,6 +36,12 @@ const char* const kCtlUsage =
     "  instance set NAME --config FILE      replace its config (applied on reload)\n"
     "  instance remove NAME                 stop it and delete it\n"
     "  instance start|stop|restart|reload NAME\n"
+    "  instance cache purge NAME (--url URL | --prefix URL | --all) [--cache CACHE]\n"
+    "                                       drop cached answers in every worker: one URL as\n"
+    "                                       cached (https://host/path?query), the URLs that\n"
+    "                                       start with a prefix, or everything\n"
+    "  instance cache show NAME             its caches: entries, bytes in memory and on disk,\n"
+    "                                       hit rate (last 5 min)\n"
     "  pool list                            PHP pools\n"
     "  pool show NAME                       one pool: address, php-fpm, instance\n"
     "  pool add NAME --address unix:/PATH|tcp:HOST:PORT [--max-conns N]\n"
@@ -97,6 +104,9 @@ const std::map<std::string, Spec>& commands() {
       {"instance stop", {ipc::op::kInstanceStop, {"name"}, true, {}}},
       {"instance restart", {ipc::op::kInstanceRestart, {"name"}, true, {}}},
       {"instance reload", {ipc::op::kInstanceReload, {"name"}, true, {}}},
+      {"instance cache purge",
+       {ipc::op::kInstanceCachePurge, {"name"}, true, {"--url", "--prefix", "--all", "--cache"}}},
+      {"instance cache show", {ipc::op::kInstanceCacheShow, {"name"}, false, {}}},
       {"pool list", {ipc::op::kPoolList, {}, false, {}}},
       {"pool show", {ipc::op::kPoolShow, {"name"}, false, {}}},
       {"pool add",
@@ -126,7 +136,7 @@ const std::map<std::string, Spec>& commands() {
 
 bool takesValue(const std::string& option) {
   return option != "--shared-cpus" && option != "--managed" && option != "--json" &&
-         option != "--share-user";
+         option != "--share-user" && option != "--all";
 }
 
 // The words a command's positional arguments are called in messages.
@@ -189,6 +199,31 @@ common::Status parsePoolAdd(const std::map<std::string, std::string>& options, i
     if (!n) return usage("--max-conns needs a count from 1 to 65535");
     args["max_conns"] = *n;
   }
+  return common::okStatus();
+}
+
+// instance cache purge: exactly one of --url URL, --prefix PREFIX, --all; the URL as the
+// cache keys it (checked here by the message's own decoder).
+common::Status parseCachePurge(const std::map<std::string, std::string>& options, ipc::Json& args) {
+  ipc::CachePurge purge;
+  purge.instance = args["name"].get<std::string>();
+  int scopes = 0;
+  for (const auto& [option, scope] : {std::pair{"--url", ipc::CachePurge::Scope::kUrl},
+                                      std::pair{"--prefix", ipc::CachePurge::Scope::kPrefix},
+                                      std::pair{"--all", ipc::CachePurge::Scope::kAll}}) {
+    auto it = options.find(option);
+    if (it == options.end()) continue;
+    ++scopes;
+    purge.scope = scope;
+    purge.target = it->second;
+  }
+  if (scopes != 1) {
+    return usage("instance cache purge needs one of --url URL, --prefix URL, --all");
+  }
+  if (auto it = options.find("--cache"); it != options.end()) purge.cache = it->second;
+  Result<ipc::CachePurge> checked = ipc::CachePurge::decode(purge.encode());
+  if (!checked.ok()) return usage("instance cache purge: " + checked.status().message());
+  args = checked->encode();
   return common::okStatus();
 }
 
@@ -354,7 +389,7 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
 
   const Spec* spec = nullptr;
   size_t used = 0;
-  for (size_t n = std::min<size_t>(2, words.size()); n >= 1 && spec == nullptr; --n) {
+  for (size_t n = std::min<size_t>(3, words.size()); n >= 1 && spec == nullptr; --n) {
     std::string key = words[0];
     for (size_t i = 1; i < n; ++i) key += " " + words[i];
     auto it = commands().find(key);
@@ -409,6 +444,11 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   if (cmd.op == ipc::op::kPoolAdd) {
     common::Status pool = parsePoolAdd(options, cmd.args);
     if (!pool.ok()) return pool;
+    return cmd;
+  }
+  if (cmd.op == ipc::op::kInstanceCachePurge) {
+    common::Status purge = parseCachePurge(options, cmd.args);
+    if (!purge.ok()) return purge;
     return cmd;
   }
   if (const std::string* as = get("--as")) cmd.args["as"] = *as;

@@ -99,6 +99,26 @@ std::string upstreamsSection(const Json& upstreams) {
                                         rows);
 }
 
+// Its caches' sizes and the apps assigned to it; nothing when it has none.
+std::string cachesAndAppsSection(const Json& r) {
+  std::string out;
+  std::vector<std::vector<std::string>> caches;
+  for (const Json& c : array(r, "caches")) {
+    caches.push_back({text(c, "name"), text(c, "entries"),
+                      formatBytes(static_cast<double>(unsignedAt(c, "memory_bytes"))),
+                      formatBytes(static_cast<double>(unsignedAt(c, "disk_bytes")))});
+  }
+  if (!caches.empty()) {
+    out += "\ncaches:\n" + renderTable({"CACHE", "ENTRIES", "MEMORY", "DISK"}, caches);
+  }
+  std::vector<std::vector<std::string>> apps;
+  for (const Json& a : array(r, "apps")) {
+    apps.push_back({text(a, "name"), text(a, "as"), text(a, "state")});
+  }
+  if (!apps.empty()) out += "\napps:\n" + renderTable({"APP", "AS", "STATE"}, apps);
+  return out;
+}
+
 }  // namespace
 
 std::string renderInstanceLine(const Json& r) {
@@ -223,6 +243,7 @@ std::string renderInstanceShow(const Json& r) {
   out += checkedSection(array(r, "processes"));
   out += reportedSection(array(r, "processes"));
   out += upstreamsSection(array(r, "upstreams"));
+  out += cachesAndAppsSection(r);
   out += "\nevents (newest first):\n";
   const Json& events = array(r, "events");
   out += events.empty() ? "  none\n" : eventsTable(events);

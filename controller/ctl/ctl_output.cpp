@@ -1,6 +1,7 @@
 #include "controller/ctl/ctl_output.h"
 
 #include "controller/ctl/ctl_app_output.h"
+#include "controller/ctl/ctl_cache_output.h"
 #include "controller/ctl/ctl_format.h"
 #include "controller/ctl/ctl_instance_output.h"
 #include "controller/ctl/ctl_metrics_output.h"
@@ -38,6 +39,8 @@ constexpr Renderer kRenderers[] = {
     {ipc::op::kInstanceLogs, renderEvents},
     {ipc::op::kInstanceMetrics, renderInstanceMetrics},
     {ipc::op::kInstanceRemove, removed},
+    {ipc::op::kInstanceCacheShow, renderCacheShow},
+    {ipc::op::kInstanceCachePurge, renderCachePurge},
     {ipc::op::kPoolRemove, removed},
     {ipc::op::kPoolList, renderPools},
     {ipc::op::kPoolAssign, renderAssigned},

@@ -169,7 +169,18 @@ Json instanceOverviewJson(const Json& show, const Json& metrics) {
     }
   }
   out["upstreams"] = upstreams;
-  out["cache"] = show.value("cache", Json(nullptr));
+  // Each cache's size (instance.show) with the hit rate of the last ~10 s (metrics).
+  Json caches = show.value("caches", Json::array());
+  Json hit_rate = nullptr;
+  if (out["now"].is_object() && out["now"].contains("proxy_cache")) {
+    hit_rate = out["now"]["proxy_cache"].value("hit_rate", Json(nullptr));
+  }
+  if (caches.is_array()) {
+    for (Json& c : caches) {
+      if (c.is_object()) c["hit_rate"] = hit_rate;
+    }
+  }
+  out["caches"] = caches;
   out["apps"] = show.value("apps", Json(nullptr));
   return out;
 }

@@ -11,7 +11,6 @@ common::Result<SiteConfig> loadInstanceConfig(const std::string& text, const std
   common::config::LoadOptions options;
   options.allow_server_table = false;
   options.php_pools_from_controller = true;  // pool_binding.h
-  options.allow_cache = false;               // config_loader.h says why
   return common::config::loadSiteConfigString(text, source, options);
 }
 

@@ -17,6 +17,7 @@
 #include "common/config/site_config.h"
 #include "common/status.h"
 #include "controller/state/records.h"
+#include "ipc/cache_messages.h"
 #include "ipc/message.h"
 #include "ipc/php_pool_grants.h"
 
@@ -51,6 +52,19 @@ class InstanceRuntime {
       const std::string& name) const {
     (void)name;
     return std::nullopt;
+  }
+  // Drops cached answers in every serving worker of `name` (ipc/cache_messages.h); `done`
+  // once all of them did, with the totals.
+  using PurgeDone = std::function<void(common::Result<ipc::CachePurgeResult>)>;
+  virtual void purgeCache(const std::string& name, const ipc::CachePurge& purge, PurgeDone done) {
+    (void)purge;
+    done(common::Status(common::StatusCode::kFailedPrecondition,
+                        "instance " + name + " is not running"));
+  }
+  // Its caches' sizes as a worker last said them (empty when none run or none said yet).
+  virtual std::vector<ipc::CacheFigures> cacheFigures(const std::string& name) const {
+    (void)name;
+    return {};
   }
 };
 

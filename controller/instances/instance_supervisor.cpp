@@ -184,6 +184,11 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
     }
     slot.listeners = std::move(bound).value();
   }
+  Result<InstanceCaches> caches = InstanceCaches::make(*site);
+  if (!caches.ok()) {
+    return done(Status(caches.status().code(),
+                       "instance " + record_.name + ": " + caches.status().message()));
+  }
   if (commit) {
     Status committed = commit();
     if (!committed.ok()) return done(committed);
@@ -196,6 +201,8 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
   }
   slots_ = std::move(slots);
   running_site_ = std::move(site).value();
+  caches_ = std::move(caches).value();
+  cache_figures_.clear();
   policy_.reset();
   state_ = State::kStarting;
   pending_done_ = std::move(done);
@@ -232,11 +239,19 @@ WorkerProcess::Callbacks InstanceSupervisor::callbacks() {
     if (env_.metrics != nullptr) env_.metrics->workerExited(record_.name, w.pid());
     onWorkerExit(w, how);
   };
-  cb.on_metrics = [this](WorkerProcess& w, const common::metrics::MetricsSnapshot& s,
-                         std::vector<common::metrics::UpstreamMetrics> upstreams) {
+  cb.on_metrics = [this](WorkerProcess& w, ipc::MetricsArgs&& m) {
+    // The areas are shared: any worker's figures are the instance's. Only names of its
+    // own config are taken, so a worker cannot add caches to what show lists.
+    if (!m.caches.empty() && running_site_ && m.caches.size() == running_site_->caches.size()) {
+      bool known = true;
+      for (size_t i = 0; i < m.caches.size(); ++i) {
+        known = known && m.caches[i].name == running_site_->caches[i].name;
+      }
+      if (known) cache_figures_ = std::move(m.caches);
+    }
     if (env_.metrics == nullptr) return;
-    env_.metrics->workerSnapshot(record_.name, w.pid(), w.isChild(), s);
-    env_.metrics->workerUpstreams(record_.name, w.pid(), std::move(upstreams));
+    env_.metrics->workerSnapshot(record_.name, w.pid(), w.isChild(), m.metrics);
+    env_.metrics->workerUpstreams(record_.name, w.pid(), std::move(m.upstreams));
   };
   return cb;
 }
@@ -255,13 +270,31 @@ ipc::WorkerSettings InstanceSupervisor::settingsFor(const Slot& slot) const {
   return s;
 }
 
+uint32_t InstanceSupervisor::firstSteering(uint32_t index) const {
+  uint32_t steering = 0;
+  for (const Slot& s : slots_) {
+    if (s.index < index) steering += s.loops;
+  }
+  return steering;
+}
+
 Status InstanceSupervisor::spawnSlot(Slot& slot) {
   if (slot.listeners.fds.empty() && running_site_) {
-    // Taken over from a worker whose listeners we could not copy: bind anew.
-    Result<SlotListeners> bound = bindSlotListeners(*running_site_, slot.loops);
+    // Taken over from a worker whose listeners we could not copy: bind anew, in the slot's
+    // own place of each HTTP/3 port's reuseport group.
+    Result<SlotListeners> bound =
+        bindSlotListeners(*running_site_, slot.loops, firstSteering(slot.index));
     if (!bound.ok()) return bound.status();
     slot.listeners = std::move(bound).value();
   }
+  if (caches_.empty() && running_site_ && !running_site_->caches.empty()) {
+    // Taken over from workers whose cache areas could not be kept: new ones.
+    Result<InstanceCaches> made = InstanceCaches::make(*running_site_);
+    if (!made.ok()) return made.status();
+    caches_ = std::move(made).value();
+  }
+  Result<std::vector<common::UniqueFd>> cache_fds = caches_.duplicateFds();
+  if (!cache_fds.ok()) return cache_fds.status();
   Result<std::vector<common::UniqueFd>> copies = slot.listeners.duplicateFds();
   if (!copies.ok()) return copies.status();
   SlotListeners handed;
@@ -271,6 +304,8 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
   launch.scalwsd = env_.scalwsd;
   launch.settings = settingsFor(slot);
   launch.tls_ticket_secret = env_.ticket_secret;
+  launch.cache_names = caches_.names();
+  launch.cache_fds = std::move(cache_fds).value();
   Result<std::unique_ptr<WorkerProcess>> worker =
       WorkerProcess::spawn(env_.loop, std::move(launch), std::move(handed), callbacks());
   if (!worker.ok()) return worker.status();
@@ -326,6 +361,8 @@ void InstanceSupervisor::startFailed(const std::string& reason) {
   }
   slots_.clear();  // closes our listener copies
   running_site_.reset();
+  caches_ = InstanceCaches();
+  cache_figures_.clear();
   state_ = State::kFailed;
   setStatus("failed", reason);
   if (pending_done_) {
@@ -373,6 +410,8 @@ void InstanceSupervisor::maybeFinishStop() {
   slots_.clear();  // the listeners close here, after the workers finished their requests
   running_site_.reset();
   running_ = ipc::ReloadArgs();
+  caches_ = InstanceCaches();  // the cached answers go with the instance's last worker
+  cache_figures_.clear();
   state_ = stop_target_;
   if (state_ == State::kFailed) {
     setStatus("failed", stop_reason_);
@@ -396,6 +435,12 @@ void InstanceSupervisor::doReload(Done done) {
   if (running_site_ && !sameListenAddresses(*running_site_, *site)) {
     return done(Status(StatusCode::kFailedPrecondition,
                        "the listen addresses changed; that needs `scalwsctl instance restart " +
+                           record_.name + "`"));
+  }
+  if (!caches_.fits(*site)) {
+    return done(Status(StatusCode::kFailedPrecondition,
+                       "the caches' storage changed (which caches, or a memory, disk, max_disk "
+                       "or max_entry); that needs `scalwsctl instance restart " +
                            record_.name + "`"));
   }
   Result<std::vector<ipc::PhpPoolGrant>> pools = instancePoolGrants(*env_.store, record_, *site);
@@ -441,6 +486,44 @@ void InstanceSupervisor::doReload(Done done) {
         }
       }
       tally->done(tally->first_error);
+    });
+  }
+}
+
+// --- cache purge -------------------------------------------------------------------------
+
+void InstanceSupervisor::purgeCache(const ipc::CachePurge& purge,
+                                    std::function<void(Result<ipc::CachePurgeResult>)> done) {
+  std::vector<WorkerProcess*> targets;
+  for (Slot& slot : slots_) {
+    if (slot.worker && slot.worker->state() == WorkerProcess::State::kReady) {
+      targets.push_back(slot.worker.get());
+    }
+  }
+  if (state_ != State::kRunning || targets.empty()) {
+    Status why(StatusCode::kFailedPrecondition, "instance " + record_.name + " is not running");
+    return deferCall(env_.loop, [done, why] { done(why); });
+  }
+  struct Tally {
+    size_t waiting = 0;
+    ipc::CachePurgeResult total;
+    Status first_error;
+    std::function<void(Result<ipc::CachePurgeResult>)> done;
+  };
+  auto tally = std::make_shared<Tally>();
+  tally->waiting = targets.size();
+  tally->done = std::move(done);
+  for (WorkerProcess* w : targets) {
+    w->purgeCache(purge, [tally](Result<ipc::CachePurgeResult> r) {
+      if (r.ok()) {
+        tally->total.memory_entries += r->memory_entries;
+        tally->total.disk_files += r->disk_files;
+      } else if (tally->first_error.ok()) {
+        tally->first_error = r.status();
+      }
+      if (--tally->waiting != 0) return;
+      if (!tally->first_error.ok()) return tally->done(tally->first_error);
+      tally->done(tally->total);
     });
   }
 }

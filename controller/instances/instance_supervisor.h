@@ -43,6 +43,7 @@
 
 #include "common/config/site_config.h"
 #include "common/status.h"
+#include "controller/instances/instance_caches.h"
 #include "controller/instances/instance_listeners.h"
 #include "controller/instances/worker_process.h"
 #include "controller/loop_handles.h"
@@ -102,6 +103,13 @@ class InstanceSupervisor {
   bool runningConfigDiffers() const;
   // The pools the workers run with (empty when none run).
   const std::vector<ipc::PhpPoolGrant>& runningPools() const { return running_.php_pools; }
+  // Drops cached answers in every serving worker (ipc/cache_messages.h); `done` once all
+  // answered, with the totals, or the first failure.
+  void purgeCache(const ipc::CachePurge& purge,
+                  std::function<void(common::Result<ipc::CachePurgeResult>)> done);
+  // The caches' sizes as a worker last reported them (empty before any report, or when
+  // none run).
+  const std::vector<ipc::CacheFigures>& cacheFigures() const { return cache_figures_; }
   size_t liveProcesses() const;
   bool busy() const { return op_running_ || !queue_.empty(); }
   // [{slot, pid, state, cpus, started_ms, restarts, attached}] for instance show.
@@ -127,6 +135,8 @@ class InstanceSupervisor {
   void doReload(Done done);
 
   std::vector<Slot> layout() const;
+  // The steering id of slot `index`'s first UDP socket: the loops of the slots before it.
+  uint32_t firstSteering(uint32_t index) const;
   common::Status spawnSlot(Slot& slot);
   // What a worker of `slot` is told to be, from the record and what runs.
   ipc::WorkerSettings settingsFor(const Slot& slot) const;
@@ -174,6 +184,10 @@ class InstanceSupervisor {
   // What the workers run (config text, path, pools): sent at spawn and on reload.
   ipc::ReloadArgs running_;
   std::optional<common::config::SiteConfig> running_site_;
+  // The memory tiers of its caches while it runs (every worker gets copies), and their
+  // size as a worker last said.
+  InstanceCaches caches_;
+  std::vector<ipc::CacheFigures> cache_figures_;
 
   std::deque<std::pair<std::function<void(Done)>, Done>> queue_;
   bool op_running_ = false;

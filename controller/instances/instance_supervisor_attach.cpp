@@ -109,8 +109,20 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
     if (!loaded.ok()) launch.reset();
     if (launch) running_ = *launch;  // settingsFor() reads it
   }
+  InstanceCaches caches;  // the areas the workers kept share, from the first one taken
   for (auto& w : workers) {
     std::string why = refusal(*w, slots, launch.has_value());
+    if (why.empty() && site && !site->caches.empty()) {
+      // Its cache areas must be the ones this config makes, and the same in every worker.
+      Result<InstanceCaches> areas = w->cacheAreas(*site);
+      if (!areas.ok()) {
+        why = "its cache areas: " + areas.status().message();
+      } else if (!caches.empty() && !caches.sameAreas(*areas)) {
+        why = "its cache areas are not those of the instance's other workers";
+      } else if (caches.empty()) {
+        caches = std::move(areas).value();
+      }
+    }
     if (!why.empty()) {
       std::string what = "worker pid " + std::to_string(w->pid()) + " not taken over: " + why;
       LOG_WARN("instance %s: %s; killing it", record_.name.c_str(), what.c_str());
@@ -140,6 +152,7 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
   }
   slots_ = std::move(slots);
   running_site_ = std::move(site);
+  caches_ = std::move(caches);
   state_ = State::kRunning;
   setStatus("running", "");
   LOG_INFO("instance %s: re-attached to its workers", record_.name.c_str());

@@ -141,9 +141,11 @@ void WorkerProcess::sendConfig() {
 }
 
 void WorkerProcess::sendListeners() {
-  ipc::ListenersArgs args{listeners_.specs};
+  ipc::ListenersArgs args{listeners_.specs, launch_.cache_names};
   std::vector<UniqueFd> fds = std::move(listeners_.fds);
   listeners_.fds.clear();
+  for (UniqueFd& fd : launch_.cache_fds) fds.push_back(std::move(fd));
+  launch_.cache_fds.clear();
   Status sent = endpoint_->request(
       ipc::op::kListeners, args.encode(), std::move(fds), [this](Result<Json> reply) {
         if (!reply.ok()) {
@@ -262,6 +264,7 @@ void WorkerProcess::onAttachHello(ipc::Incoming& request, ipc::Replier replier) 
   AttachedState s;
   s.stopping = a.stopping;
   s.settings = std::move(a.settings);
+  s.caches = std::move(a.caches);
   // Copies of its listeners, so a crash of this worker does not take its queue along.
   Result<SlotListeners> copies = copyListeners(a.listeners);
   if (copies.ok()) {
@@ -346,7 +349,7 @@ void WorkerProcess::onMetrics(ipc::Incoming& request, ipc::Replier) {
   }
   Result<ipc::MetricsArgs> m = ipc::MetricsArgs::decode(request.args());
   if (!m.ok()) return dropMetrics(m.status().message());
-  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, m->metrics, std::move(m->upstreams));
+  if (callbacks_.on_metrics) callbacks_.on_metrics(*this, std::move(m).value());
 }
 
 void WorkerProcess::dropMetrics(const std::string& why) {
@@ -394,6 +397,24 @@ void WorkerProcess::reload(const ipc::ReloadArgs& args, std::function<void(const
                                      done(reply.status());
                                    });
   if (!sent.ok()) done(sent);
+}
+
+void WorkerProcess::purgeCache(const ipc::CachePurge& purge,
+                               std::function<void(Result<ipc::CachePurgeResult>)> done) {
+  if (!endpoint_ || !endpoint_->isOpen() || state_ != State::kReady) {
+    return done(
+        Status(StatusCode::kUnavailable, "worker pid " + std::to_string(pid_) + " is not serving"));
+  }
+  Status sent =
+      endpoint_->request(ipc::op::kCachePurge, purge.encode(), {}, [done](Result<Json> reply) {
+        if (!reply.ok()) return done(reply.status());
+        done(ipc::CachePurgeResult::decode(*reply));
+      });
+  if (!sent.ok()) done(sent);
+}
+
+Result<InstanceCaches> WorkerProcess::cacheAreas(const common::config::SiteConfig& site) const {
+  return InstanceCaches::adoptFrom(pidfd_.get(), attached_.caches, site);
 }
 
 void WorkerProcess::detach() {

@@ -30,6 +30,7 @@
 #include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "controller/instances/instance_caches.h"
 #include "controller/instances/instance_listeners.h"
 #include "controller/instances/worker_log.h"
 #include "controller/instances/worker_spawn.h"
@@ -58,6 +59,9 @@ struct WorkerLaunch {
   ipc::WorkerSettings settings;   // what the `config` message says
   std::string tls_ticket_secret;  // ticket_secret.h; "" = none
   uint64_t ready_timeout_ms = kReadyTimeoutMs;
+  // The instance's cache areas (instance_caches.h): copies, handed over with the listeners.
+  std::vector<std::string> cache_names;
+  std::vector<common::UniqueFd> cache_fds;
 };
 
 // What a re-attached worker said it runs (its attach hello), and copies of its listeners
@@ -66,6 +70,7 @@ struct AttachedState {
   bool stopping = false;
   ipc::WorkerSettings settings;
   SlotListeners listeners;
+  std::vector<ipc::CacheAreaReport> caches;  // as it reported them; see cacheAreas()
 };
 
 class WorkerProcess {
@@ -80,9 +85,7 @@ class WorkerProcess {
     // A ready (or stopping) worker's periodic `metrics` notification: monotonic totals
     // since it started. Malformed, oversized or too frequent ones are dropped here.
     // `upstreams`: the proxy's figures (empty when the worker proxies nothing).
-    std::function<void(WorkerProcess&, const common::metrics::MetricsSnapshot&,
-                       std::vector<common::metrics::UpstreamMetrics>)>
-        on_metrics;
+    std::function<void(WorkerProcess&, ipc::MetricsArgs&&)> on_metrics;
   };
 
   // Starts a worker (worker_spawn.h). `listeners` are the fds to hand over (copies; the
@@ -111,6 +114,12 @@ class WorkerProcess {
   void kill();  // SIGKILL now
   // Sends `reload`; `done` gets the worker's answer (or why it could not be asked).
   void reload(const ipc::ReloadArgs& args, std::function<void(const common::Status&)> done);
+  // Sends `cache_purge`; `done` gets what the worker dropped (or why not).
+  void purgeCache(const ipc::CachePurge& purge,
+                  std::function<void(common::Result<ipc::CachePurgeResult>)> done);
+  // Attached workers: the cache areas it reported, copied and checked against `site`
+  // (instance_caches.h).
+  common::Result<InstanceCaches> cacheAreas(const common::config::SiteConfig& site) const;
   // Lets go: closes the channel and stops watching; the process keeps serving and waits
   // for the next controller on its attach socket.
   void detach();

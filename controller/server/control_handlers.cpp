@@ -52,6 +52,8 @@ const ipc::OpHandler<ControlHandlers> ControlHandlers::kHandlers[] = {
     {ipc::op::kInstanceStop, &ControlHandlers::instanceStop},
     {ipc::op::kInstanceRestart, &ControlHandlers::instanceRestart},
     {ipc::op::kInstanceReload, &ControlHandlers::instanceReload},
+    {ipc::op::kInstanceCachePurge, &ControlHandlers::instanceCachePurge},
+    {ipc::op::kInstanceCacheShow, &ControlHandlers::instanceCacheShow},
 };
 
 Json eventJson(const state::EventRecord& event) {
@@ -69,6 +71,7 @@ ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runt
       accounts_(accounts),
       info_(std::move(info)),
       pool_runtime_(pools),
+      app_runtime_(apps),
       pools_(store, runtime, pools),
       apps_(store, apps) {}
 
@@ -85,6 +88,7 @@ Result<Json> ControlHandlers::read(std::string_view op, const Json& args) {
   if (op == ipc::op::kInstanceShow) return instanceShow(args);
   if (op == ipc::op::kInstanceLogs) return instanceLogs(args);
   if (op == ipc::op::kInstanceMetrics) return instanceMetrics(args);
+  if (op == ipc::op::kInstanceCacheShow) return instanceCacheShow(args);
   if (op == ipc::op::kPoolList) return pools_.listPools();
   return common::invalidArgument("not a read op: " + std::string(op));
 }
@@ -186,6 +190,21 @@ Result<Json> ControlHandlers::instanceShow(const Json& args) {
   // The proxy's servers as the live workers see them (health, in flight, counts).
   if (metrics_ != nullptr)
     out["upstreams"] = common::metrics::toJson(metrics_->upstreamsNow(record.name));
+  // Its caches' sizes as a worker last said (instance.cache.show has more).
+  out["caches"] = ipc::cacheFiguresJson(runtime_.cacheFigures(record.name));
+  Json apps = Json::array();
+  Result<std::vector<state::AppRecord>> stored_apps = store_.listApps();
+  if (stored_apps.ok()) {
+    for (const state::AppRecord& app : *stored_apps) {
+      if (app.instance != record.name) continue;
+      Json status = app_runtime_ != nullptr ? app_runtime_->appStatus(app.name) : Json(nullptr);
+      apps.push_back(
+          {{"name", app.name},
+           {"as", app.assigned_as},
+           {"state", status.is_object() ? status.value("state", Json(nullptr)) : Json(nullptr)}});
+    }
+  }
+  out["apps"] = std::move(apps);
   out["events"] = arrayOf(events, eventJson);
   return out;
 }

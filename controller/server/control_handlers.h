@@ -16,7 +16,9 @@
 //                     restarts, attached}], php_pools:[{name, pool, address, max_conns,
 //                     share}], unbound_pools:[names its php routes use that no pool is
 //                     assigned as], upstreams: UPSTREAMS of metrics_report.h (when
-//                     metrics are collected), events:[EVENT]}
+//                     metrics are collected), caches:[{name, entries, memory_bytes,
+//                     disk_bytes}] (as a worker last said), apps:[{name, as, state}]
+//                     (the apps assigned to it), events:[EVENT]}
 //   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
 //   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
 //                     metrics_report.h
@@ -32,6 +34,13 @@
 //   instance.set      {name, config, config_path} -> SUMMARY (applies on reload/restart)
 //   instance.remove   {name} -> {} (stopped first; the user made for it is removed)
 //   instance.start|stop|restart|reload  {name} -> SUMMARY once done
+//   instance.cache.purge  {name, cache?, scope:"url"|"prefix"|"all", target?} (CachePurge
+//                     of ipc/cache_messages.h) -> {memory_entries, disk_files} once every
+//                     serving worker dropped them; not_found when the instance has no such
+//                     [cache], failed when it is not running
+//   instance.cache.show   {name} -> {name, status, caches:[{name, memory, disk, max_disk,
+//                     entries, memory_bytes, disk_bytes (null before a worker said)}],
+//                     lookups: the proxy_cache FIGURES of the last 5 minutes (or null)}
 //   pool.*            see pool_handlers.h
 // SUMMARY = {name, mode, cpus, assigned_cpus, shared_cpus, user, desired, status, reason,
 //            process_count}; EVENT = {id, time_ms, kind, message}.
@@ -86,9 +95,9 @@ class ControlHandlers {
   // Registers its handlers and the pool handlers' on a scalwsctl connection.
   common::Status registerOn(ipc::Endpoint& endpoint);
 
-  // The reply a read op (status, cpu.list, instance.list|show|logs|metrics, pool.list)
-  // gives scalwsctl, for the dashboard's API: the same figures by the same code. Any
-  // other op is kInvalidArgument: nothing reached this way changes anything.
+  // The reply a read op (status, cpu.list, instance.list|show|logs|metrics|cache.show,
+  // pool.list) gives scalwsctl, for the dashboard's API: the same figures by the same
+  // code. Any other op is kInvalidArgument: nothing reached this way changes anything.
   common::Result<ipc::Json> read(std::string_view op, const ipc::Json& args);
 
  private:
@@ -108,6 +117,8 @@ class ControlHandlers {
   void instanceStop(In& in, Out out);
   void instanceRestart(In& in, Out out);
   void instanceReload(In& in, Out out);
+  void instanceCachePurge(In& in, Out out);
+  Reply instanceCacheShow(const ipc::Json& args);
   // The instance args["name"] names, as stored.
   common::Result<state::InstanceRecord> namedInstance(const ipc::Json& args);
   // The named instance's Done: replies SUMMARY once the runtime is done, or the error.
@@ -137,6 +148,7 @@ class ControlHandlers {
   MetricsCollector* metrics_ = nullptr;
   state::StateDisk* state_disk_ = nullptr;
   PoolRuntime* pool_runtime_;
+  AppRuntime* app_runtime_;
   PoolHandlers pools_;
   AppHandlers apps_;
 

@@ -196,6 +196,9 @@ def test_node_and_wsgi_apps_serve_an_instance_through_proxy_routes():
             assert can_connect_as(user, web["sockets"][0])
             assert can_connect_as(user, py["sockets"][0])
             assert not can_connect_as(PY_USER, web["sockets"][0])  # another tenant
+            # instance show (and with it the dashboard) lists the apps assigned to it.
+            assert sorted((a["name"], a["state"]) for a in c.show(name)["apps"]) == \
+                [("py", "running"), ("web", "running")]
             c.ctl("instance", "start", name)
 
             assert curl(port, "/hello") == "node %d /hello\n" % uid(NODE_USER)

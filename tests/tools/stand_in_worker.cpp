@@ -111,7 +111,7 @@ class StandIn {
             "[[listen]]\naddress = \"127.0.0.1:1\"\n[[route]]\nstatic = { root = \"/\" }\n";
         told.php_pools = {{"main", "tcp:127.0.0.1:9", 0, 0}};
       }
-      hello.attached = ipc::HelloArgs::Attached{false, told, listeners_};
+      hello.attached = ipc::HelloArgs::Attached{false, told, listeners_, {}};
     }
     return endpoint_->request("hello", hello.encode(), {}, [](Result<Json>) {}).ok() ? 0 : 1;
   }

@@ -63,8 +63,7 @@ Result<ipc::ConfigArgs> parseInstanceSettings(const Json& args) {
   return config;
 }
 
-Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
-    const ipc::WorkerSettings& settings) {
+Result<common::config::SiteConfig> loadInstanceSite(const ipc::WorkerSettings& settings) {
   common::config::LoadOptions options;
   options.allow_server_table = false;  // mode, CPUs and user are the controller's
   options.php_pools_from_controller = true;
@@ -78,7 +77,14 @@ Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
   server.cpus = settings.cpus.ids();
   server.user = settings.user;
   site->server = std::move(server);
-  return ConfigSnapshot::build(std::move(site).value(), phpPoolShares(settings.php_pools));
+  return site;
+}
+
+Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
+    const ipc::WorkerSettings& settings, const cache::CacheSet* caches) {
+  Result<common::config::SiteConfig> site = loadInstanceSite(settings);
+  if (!site.ok()) return site.status();
+  return ConfigSnapshot::build(std::move(site).value(), phpPoolShares(settings.php_pools), caches);
 }
 
 const ipc::OpHandler<InstanceSession> InstanceSession::kHandlers[] = {
@@ -87,6 +93,7 @@ const ipc::OpHandler<InstanceSession> InstanceSession::kHandlers[] = {
     {ipc::op::kReload, &InstanceSession::onReload},
     {ipc::op::kStop, &InstanceSession::onStop},
     {ipc::op::kStderr, &InstanceSession::onStderr},
+    {ipc::op::kCachePurge, &InstanceSession::onCachePurge},
 };
 
 InstanceSession::InstanceSession(uv_loop_t* loop, std::string instance, UniqueFd channel,
@@ -97,6 +104,7 @@ InstanceSession::InstanceSession(uv_loop_t* loop, std::string instance, UniqueFd
       endpoint_fd_(std::move(channel)),
       attach_fd_(std::move(attach)) {
   plan_.settings.instance = instance_;
+  mailbox_ = cache::LoopMailbox::open(loop_);
 }
 
 InstanceSession::~InstanceSession() {
@@ -122,7 +130,13 @@ bool InstanceSession::sendMetrics(const common::metrics::MetricsSnapshot& s,
   constexpr size_t kMaxQueued = 8 * 1024;
   if (state_ != State::kServing && state_ != State::kStopping) return false;
   if (!channelOpen() || endpoint_->queuedBytes() > kMaxQueued) return false;
-  ipc::MetricsArgs args{::getpid(), plan_.settings.slot, s, upstreams};
+  ipc::MetricsArgs args{::getpid(), plan_.settings.slot, s, upstreams, {}};
+  if (plan_.caches != nullptr) {
+    for (const auto& [name, shared] : plan_.caches->all()) {
+      cache::CacheSize size = shared->size();
+      args.caches.push_back({name, size.entries, size.memory_bytes, size.disk_bytes});
+    }
+  }
   return endpoint_->notify(ipc::op::kMetrics, args.encode()).ok();
 }
 
@@ -130,6 +144,7 @@ void InstanceSession::close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
   endpoint_.reset();
+  mailbox_->close();
   if (attach_poll_ != nullptr) {
     uv_close(reinterpret_cast<uv_handle_t*>(attach_poll_),
              [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
@@ -174,10 +189,44 @@ ipc::HelloArgs InstanceSession::hello(bool attached) const {
   h.instance = instance_;
   h.attach_address = attach_address_;
   if (attached) {
-    h.attached =
-        ipc::HelloArgs::Attached{state_ == State::kStopping, plan_.settings, listenerReports()};
+    h.attached = ipc::HelloArgs::Attached{state_ == State::kStopping, plan_.settings,
+                                          listenerReports(), cacheReports()};
   }
   return h;
+}
+
+std::vector<ipc::CacheAreaReport> InstanceSession::cacheReports() const {
+  std::vector<ipc::CacheAreaReport> out;
+  if (plan_.caches == nullptr) return out;
+  for (const auto& [name, shared] : plan_.caches->all()) {
+    out.push_back(ipc::CacheAreaReport{name, shared->areaFd()});
+  }
+  return out;
+}
+
+Result<std::shared_ptr<cache::CacheSet>> InstanceSession::adoptCaches(
+    const std::vector<std::string>& names, std::vector<UniqueFd> fds) const {
+  Result<common::config::SiteConfig> site = loadInstanceSite(plan_.settings);
+  if (!site.ok()) return site.status();
+  auto set = std::make_shared<cache::CacheSet>();
+  for (size_t i = 0; i < names.size(); ++i) {
+    const common::config::CacheConfig* config = nullptr;
+    for (const common::config::CacheConfig& c : site->caches) {
+      if (c.name == names[i]) config = &c;
+    }
+    if (config == nullptr || set->find(names[i]) != nullptr) {
+      return common::invalidArgument("cache." + names[i] + ": not a cache of the config, or twice");
+    }
+    std::shared_ptr<cache::SharedCache> shared =
+        cache::SharedCache::adopt(*config, std::move(fds[i]));
+    // Attached now, so an area that is not what this config makes refuses the start.
+    if (shared->store() == nullptr) {
+      return common::invalidArgument("cache." + names[i] + ": the area sent cannot be used");
+    }
+    SCALWS_RETURN_IF_ERROR(shared->prepareDisk(plan_.settings.user));
+    set->add(names[i], std::move(shared));
+  }
+  return set;
 }
 
 std::vector<ipc::ListenerReport> InstanceSession::listenerReports() const {
@@ -202,11 +251,12 @@ void InstanceSession::onConfig(ipc::Incoming& request, ipc::Replier replier) {
   if (!config->tls_ticket_secret.empty()) {
     tls::adoptProcessTicketSecret(config->tls_ticket_secret);
   }
-  auto snapshot = buildInstanceSnapshot(config->settings);
-  if (!snapshot.ok()) return replier.fail(snapshot.status());
+  // The snapshot is built once the cache areas came with the listeners; the config is
+  // checked now, so a bad one is refused as the config.
+  Result<common::config::SiteConfig> site = loadInstanceSite(config->settings);
+  if (!site.ok()) return replier.fail(site.status());
   plan_.settings = std::move(config->settings);
   plan_.controller_uid = static_cast<uid_t>(config->controller_uid);
-  plan_.snapshot = std::move(snapshot).value();
   state_ = State::kAwaitListeners;
   replier.ok();
 }
@@ -218,13 +268,14 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
   Result<ipc::ListenersArgs> args = ipc::ListenersArgs::decode(request.args());
   if (!args.ok()) return replier.fail(args.status());
   std::vector<common::UniqueFd>& fds = request.fds;
-  if (args->listeners.size() != fds.size()) {
+  if (args->listeners.size() + args->caches.size() != fds.size()) {
     return replier.fail(ipc::errc::kInvalidArgument,
-                        std::to_string(args->listeners.size()) + " listeners described but " +
+                        std::to_string(args->listeners.size()) + " listeners and " +
+                            std::to_string(args->caches.size()) + " caches described but " +
                             std::to_string(fds.size()) + " fds received");
   }
   std::vector<InstanceListener> listeners;
-  for (size_t i = 0; i < fds.size(); ++i) {
+  for (size_t i = 0; i < args->listeners.size(); ++i) {
     const ipc::ListenerSpec& spec = args->listeners[i];
     if (spec.loop >= plan_.settings.loops) {
       return replier.fail(ipc::errc::kInvalidArgument,
@@ -241,7 +292,16 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
     }
     listeners.push_back(InstanceListener{spec, std::move(fds[i])});
   }
+  std::vector<UniqueFd> cache_fds;
+  for (size_t i = args->listeners.size(); i < fds.size(); ++i)
+    cache_fds.push_back(std::move(fds[i]));
+  Result<std::shared_ptr<cache::CacheSet>> caches = adoptCaches(args->caches, std::move(cache_fds));
+  if (!caches.ok()) return replier.fail(caches.status());
+  auto snapshot = buildInstanceSnapshot(plan_.settings, caches->get());
+  if (!snapshot.ok()) return replier.fail(snapshot.status());
   plan_.listeners = std::move(listeners);
+  plan_.caches = std::move(caches).value();
+  plan_.snapshot = std::move(snapshot).value();
   state_ = State::kGoingLive;
   replier.ok();
   // Out of this handler: the reply leaves first, and the sandbox is entered from a plain
@@ -282,6 +342,7 @@ void InstanceSession::goLive() {
   ready.pid = ::getpid();
   ready.loops = plan_.settings.loops;
   ready.listeners = listenerReports();
+  ready.caches = cacheReports();
   ready.sandbox = std::move(sandbox).value();
   if (!endpoint_ || !endpoint_->isOpen()) return;  // serving; a controller may attach
   Status sent = endpoint_->request(ipc::op::kReady, ready.encode(), {}, [](Result<Json> reply) {
@@ -300,8 +361,16 @@ void InstanceSession::onReload(ipc::Incoming& request, ipc::Replier replier) {
   next.config = std::move(reload->config);
   next.config_path = std::move(reload->config_path);
   next.php_pools = std::move(reload->php_pools);
-  auto snapshot = buildInstanceSnapshot(next);
+  auto snapshot = buildInstanceSnapshot(next, plan_.caches.get());
   if (!snapshot.ok()) return replier.fail(snapshot.status());
+  for (const common::config::CacheConfig& c : (*snapshot)->site().caches) {
+    std::shared_ptr<cache::SharedCache> shared = plan_.caches->find(c.name);
+    if (shared == nullptr || !common::config::sameCacheStorage(shared->config(), c)) {
+      return replier.fail(ipc::errc::kFailed, "cache." + c.name +
+                                                  ": its storage changed; that needs a restart "
+                                                  "of the instance");
+    }
+  }
   if (!sameListeners(plan_.snapshot->site(), (*snapshot)->site())) {
     return replier.fail(ipc::errc::kFailed,
                         "the listen addresses changed; that needs a restart of the instance");
@@ -333,6 +402,43 @@ void InstanceSession::onStderr(ipc::Incoming& request, ipc::Replier replier) {
     return replier.fail(common::errnoStatus(errno, "dup3"));
   }
   replier.ok();
+}
+
+void InstanceSession::onCachePurge(ipc::Incoming& request, ipc::Replier replier) {
+  if (state_ != State::kServing) return replier.fail(ipc::errc::kFailed, "not serving");
+  Result<ipc::CachePurge> purge = ipc::CachePurge::decode(request.args());
+  if (!purge.ok()) return replier.fail(purge.status());
+  std::vector<std::shared_ptr<cache::SharedCache>> targets;
+  if (plan_.caches != nullptr) {
+    for (const auto& [name, shared] : plan_.caches->all()) {
+      if (purge->cache.empty() || purge->cache == name) targets.push_back(shared);
+    }
+  }
+  if (!purge->cache.empty() && targets.empty()) {
+    return replier.fail(ipc::errc::kNotFound, "no [cache." + purge->cache + "]");
+  }
+  static constexpr cache::PurgeScope kScopes[] = {
+      cache::PurgeScope::kUrl, cache::PurgeScope::kPrefix, cache::PurgeScope::kAll};
+  cache::PurgeScope scope = kScopes[static_cast<size_t>(purge->scope)];
+  struct Tally {
+    size_t waiting = 0;
+    ipc::CachePurgeResult total;
+    ipc::Replier replier;
+  };
+  auto tally = std::make_shared<Tally>(Tally{targets.size(), {}, std::move(replier)});
+  if (targets.empty()) return tally->replier.ok(tally->total.encode());
+  // Each cache answers here or on its disk thread; the reply leaves from this loop.
+  auto counted = [tally](cache::PurgeCounts counts) {
+    tally->total.memory_entries += counts.memory_entries;
+    tally->total.disk_files += counts.disk_files;
+    if (--tally->waiting == 0) tally->replier.ok(tally->total.encode());
+  };
+  for (const std::shared_ptr<cache::SharedCache>& shared : targets) {
+    std::shared_ptr<cache::LoopMailbox> mailbox = mailbox_;
+    shared->purge(scope, purge->target, [mailbox, counted](cache::PurgeCounts counts) {
+      mailbox->post([counted, counts] { counted(counts); });
+    });
+  }
 }
 
 void InstanceSession::requestStop() {

@@ -48,6 +48,8 @@
 #include "ipc/handler_table.h"
 #include "ipc/worker_messages.h"
 #include "worker/config_snapshot.h"
+#include "worker/handlers/cache/cache_loop.h"
+#include "worker/handlers/cache/shared_cache.h"
 
 namespace scalws::worker {
 
@@ -60,10 +62,13 @@ struct InstanceListener : ipc::ListenerSpec {
 // own rule for the TLS ticket secret (long enough to seal tickets with). Pure.
 common::Result<ipc::ConfigArgs> parseInstanceSettings(const ipc::Json& args);
 
-// Loads the TOML text of `settings` (never a [server] table) and builds the snapshot with
-// the server settings taken from it (mode, loops, CPUs and user) and its PHP pools. Pure.
+// Loads the TOML text of `settings` (never a [server] table) with the server settings
+// taken from it (mode, loops, CPUs and user) and its PHP pools. Pure.
+common::Result<common::config::SiteConfig> loadInstanceSite(const ipc::WorkerSettings& settings);
+// loadInstanceSite, then the snapshot on `caches` (the areas the controller sent; every
+// [cache] must have one). Without `caches` each [cache] gets a private one (tests).
 common::Result<std::shared_ptr<const ConfigSnapshot>> buildInstanceSnapshot(
-    const ipc::WorkerSettings& settings);
+    const ipc::WorkerSettings& settings, const cache::CacheSet* caches = nullptr);
 
 // What the session hands its host once config and listeners are in.
 struct InstancePlan {
@@ -71,6 +76,8 @@ struct InstancePlan {
   uid_t controller_uid = 0;
   std::shared_ptr<const ConfigSnapshot> snapshot;
   std::vector<InstanceListener> listeners;
+  // The memory tiers of its [cache]s, as the controller made them (with the listeners).
+  std::shared_ptr<cache::CacheSet> caches;
 };
 
 // The serving side, implemented by the real worker (instance_server.cpp) and by tests.
@@ -138,11 +145,15 @@ class InstanceSession {
   common::Status openChannel(common::UniqueFd fd, bool attached);
   ipc::HelloArgs hello(bool attached) const;
   std::vector<ipc::ListenerReport> listenerReports() const;
+  std::vector<ipc::CacheAreaReport> cacheReports() const;
+  common::Result<std::shared_ptr<cache::CacheSet>> adoptCaches(
+      const std::vector<std::string>& names, std::vector<common::UniqueFd> fds) const;
   void onConfig(ipc::Incoming& request, ipc::Replier replier);
   void onListeners(ipc::Incoming& request, ipc::Replier replier);
   void onReload(ipc::Incoming& request, ipc::Replier replier);
   void onStop(ipc::Incoming& request, ipc::Replier replier);
   void onStderr(ipc::Incoming& request, ipc::Replier replier);
+  void onCachePurge(ipc::Incoming& request, ipc::Replier replier);
   void goLive();
   void onChannelClosed(const common::Status& why);
   void acceptAttach();
@@ -158,6 +169,8 @@ class InstanceSession {
   std::string attach_address_;
   uv_poll_t* attach_poll_ = nullptr;  // freed by its close callback
   uv_timer_t* go_live_timer_ = nullptr;
+  // Brings a cache purge's disk results back here (they end on the disk threads).
+  std::shared_ptr<cache::LoopMailbox> mailbox_;
 
   InstancePlan plan_;
 

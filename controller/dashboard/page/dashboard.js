@@ -215,10 +215,10 @@ function updateCard(card, inst) {
     p.extra.append(subTable('Upstreams', ['upstream', 'server', 'state', 'failures', 'active',
                                           'requests', '5xx'], rows));
   }
-  if (inst.cache && typeof inst.cache === 'object') {
-    const c = inst.cache;
-    p.extra.append(subTable('Cache', ['hit rate', 'size'],
-        [[fmt.pct(c.hit_rate), fmt.bytes(c.size_bytes)]]));
+  if (Array.isArray(inst.caches) && inst.caches.length) {
+    p.extra.append(subTable('Caches', ['cache', 'entries', 'memory', 'disk', 'hit rate'],
+        inst.caches.map(c => [c.name, c.entries, fmt.bytes(c.memory_bytes),
+                              fmt.bytes(c.disk_bytes), fmt.pct(c.hit_rate)])));
   }
   if (Array.isArray(inst.apps) && inst.apps.length) {
     p.extra.append(subTable('Apps', ['app', 'state'], inst.apps.map(a => [a.name, a.state])));

@@ -80,7 +80,10 @@ TEST(WorkerMessagesTest, HelloSpawnedAndAttached) {
 
   HelloArgs attached = spawned;
   attached.attached = HelloArgs::Attached{
-      true, settings(), {{{0, "127.0.0.1:8080", 8080, false}, 7}, {{1, "[::]:443", 443, true}, 9}}};
+      true,
+      settings(),
+      {{{0, "127.0.0.1:8080", 8080, false}, 7}, {{1, "[::]:443", 443, true}, 9}},
+      {{"pages", 11}}};
   Json j = wire(attached.encode());
   EXPECT_EQ(j["state"], "stopping");
   back = HelloArgs::decode(j);
@@ -91,6 +94,7 @@ TEST(WorkerMessagesTest, HelloSpawnedAndAttached) {
   ASSERT_EQ(back->attached->listeners.size(), 2u);
   EXPECT_EQ(back->attached->listeners[1].spec, (ListenerSpec{1, "[::]:443", 443, true}));
   EXPECT_EQ(back->attached->listeners[1].fd, 9);
+  EXPECT_EQ(back->attached->caches, (std::vector<CacheAreaReport>{{"pages", 11}}));
 
   for (const char* key : {"state", "config", "listeners", "mode"}) {
     Json broken = j;
@@ -105,8 +109,47 @@ TEST(WorkerMessagesTest, HelloSpawnedAndAttached) {
   EXPECT_FALSE(HelloArgs::decode(no_pid).ok());
 }
 
+// The cache areas ride after the listener fds; absent on the wire when there are none,
+// so a worker of a site without caches reads what it always did.
+TEST(WorkerMessagesTest, CacheAreasTravelWithTheListenersAndInReadyAndHello) {
+  ListenersArgs l{{{0, "127.0.0.1:8080", 8080, false}}, {"pages", "api.v2"}};
+  Json j = wire(l.encode());
+  auto back = ListenersArgs::decode(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->caches, l.caches);
+  EXPECT_FALSE(wire(ListenersArgs{l.listeners, {}}.encode()).contains("caches"));
+  for (Json bad : {Json("pages"), Json::array({"../x"}), Json::array({""}), Json::array({7})}) {
+    Json broken = j;
+    broken["caches"] = bad;
+    EXPECT_FALSE(ListenersArgs::decode(broken).ok()) << bad.dump();
+  }
+  ReadyArgs ready;
+  ready.ok = true;
+  ready.pid = 9;
+  ready.loops = 1;
+  ready.caches = {{"pages", 12}};
+  auto ready_back = ReadyArgs::decode(wire(ready.encode()));
+  ASSERT_TRUE(ready_back.ok()) << ready_back.status().message();
+  EXPECT_EQ(ready_back->caches, ready.caches);
+  Json bad_fd = wire(ready.encode());
+  bad_fd["caches"][0]["fd"] = -1;
+  EXPECT_FALSE(ReadyArgs::decode(bad_fd).ok());
+}
+
+TEST(WorkerMessagesTest, MetricsCarryTheCachesSizes) {
+  MetricsArgs m;
+  m.pid = 5;
+  m.caches = {{"pages", 3, 12'000, 40'000}};
+  auto back = MetricsArgs::decode(wire(m.encode()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->caches, m.caches);
+  Json bad = wire(m.encode());
+  bad["caches"][0]["entries"] = "three";
+  EXPECT_FALSE(MetricsArgs::decode(bad).ok());
+}
+
 TEST(WorkerMessagesTest, ListenersRefuseAPortOfZeroAndALoopTooFar) {
-  ListenersArgs l{{{0, "127.0.0.1:8080", 8080, false}, {1, "127.0.0.1:8080", 8080, false}}};
+  ListenersArgs l{{{0, "127.0.0.1:8080", 8080, false}, {1, "127.0.0.1:8080", 8080, false}}, {}};
   auto back = ListenersArgs::decode(wire(l.encode()));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->listeners, l.listeners);
@@ -123,7 +166,7 @@ TEST(WorkerMessagesTest, AUdpListenerCarriesItsSteeringIdAndATcpOneNeither) {
   ListenerSpec udp{0, "127.0.0.1:8443", 8443, true};
   udp.quic = true;
   udp.steering = 3;
-  ListenersArgs l{{{0, "127.0.0.1:8443", 8443, true}, udp}};
+  ListenersArgs l{{{0, "127.0.0.1:8443", 8443, true}, udp}, {}};
   Json j = wire(l.encode());
   EXPECT_FALSE(j["listeners"][0].contains("quic"));  // what a worker without HTTP/3 sends
   EXPECT_EQ(j["listeners"][1]["quic"], true);

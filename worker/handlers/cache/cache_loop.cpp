@@ -1,5 +1,7 @@
 #include "worker/handlers/cache/cache_loop.h"
 
+#include <utility>
+
 #include "ipc/uv_handle.h"
 #include "worker/loop/worker_loop.h"
 
@@ -12,6 +14,14 @@ void PinLease::onLastRelease() noexcept {
   home_.free_leases_.push_back(this);
 }
 
+std::shared_ptr<LoopMailbox> LoopMailbox::open(uv_loop_t* loop) {
+  auto mailbox = std::make_shared<LoopMailbox>();
+  mailbox->async_ = new uv_async_t;
+  uv_async_init(loop, mailbox->async_, &LoopMailbox::onAsync);
+  mailbox->async_->data = mailbox.get();  // close() runs before the mailbox can go
+  return mailbox;
+}
+
 void LoopMailbox::post(std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (async_ == nullptr) return;
@@ -19,36 +29,34 @@ void LoopMailbox::post(std::function<void()> fn) {
   uv_async_send(async_);
 }
 
-CacheLoop::CacheLoop(WorkerLoop& loop) : mailbox_(std::make_shared<LoopMailbox>()) {
-  async_ = new uv_async_t;
-  uv_async_init(loop.uv(), async_, &CacheLoop::onAsync);
-  async_->data = this;
-  mailbox_->async_ = async_;
+void LoopMailbox::close() {
+  uv_async_t* async = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    async = std::exchange(async_, nullptr);
+    pending_.clear();
+  }
+  if (async != nullptr) ipc::closeAndDelete(async);
 }
+
+void LoopMailbox::onAsync(uv_async_t* async) {
+  auto* self = static_cast<LoopMailbox*>(async->data);
+  std::vector<std::function<void()>> ready;
+  {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    ready.swap(self->pending_);
+  }
+  for (auto& fn : ready) fn();
+}
+
+CacheLoop::CacheLoop(WorkerLoop& loop) : mailbox_(LoopMailbox::open(loop.uv())) {}
 
 CacheLoop::~CacheLoop() {
   onLoopStopping();
 }
 
 void CacheLoop::onLoopStopping() noexcept {
-  if (async_ == nullptr) return;
-  {
-    std::lock_guard<std::mutex> lock(mailbox_->mutex_);
-    mailbox_->async_ = nullptr;
-    mailbox_->pending_.clear();
-  }
-  ipc::closeAndDelete(async_);
-  async_ = nullptr;
-}
-
-void CacheLoop::onAsync(uv_async_t* async) {
-  auto* self = static_cast<CacheLoop*>(async->data);
-  std::vector<std::function<void()>> ready;
-  {
-    std::lock_guard<std::mutex> lock(self->mailbox_->mutex_);
-    ready.swap(self->mailbox_->pending_);
-  }
-  for (auto& fn : ready) fn();
+  mailbox_->close();
 }
 
 PinLease* CacheLoop::lease(MemoryStore& store, const MemoryStore::Pin& pin) {

@@ -55,13 +55,18 @@ class PinLease final : public RefCounted {
 // (they may outlive the loop: posts after it stopped are dropped).
 class LoopMailbox {
  public:
+  // A mailbox whose functions run on `loop`; close() it on that loop before the loop ends.
+  static std::shared_ptr<LoopMailbox> open(uv_loop_t* loop);
   void post(std::function<void()> fn);
+  // Drops what is pending and every later post. Idempotent; on the loop's thread.
+  void close();
 
  private:
-  friend class CacheLoop;
+  static void onAsync(uv_async_t* async);
+
   std::mutex mutex_;
   std::vector<std::function<void()>> pending_;
-  uv_async_t* async_ = nullptr;  // null once the loop stopped
+  uv_async_t* async_ = nullptr;  // null once closed
 };
 
 class CacheLoop final : public LoopLocal {
@@ -81,12 +86,10 @@ class CacheLoop final : public LoopLocal {
 
  private:
   friend class PinLease;
-  static void onAsync(uv_async_t* async);
 
   std::vector<std::unique_ptr<PinLease>> leases_;
   std::vector<PinLease*> free_leases_;
   std::shared_ptr<LoopMailbox> mailbox_;
-  uv_async_t* async_ = nullptr;
   int64_t last_sweep_ms_ = 0;
 };
 

@@ -189,6 +189,24 @@ size_t DiskStore::removeAll() {
   return removed;
 }
 
+size_t DiskStore::removeMatching(const std::function<bool(std::string_view uri)>& match) {
+  size_t removed = 0;
+  std::string meta;
+  forEachEntryFile(dir_fd_.get(), [&](const std::string& path, const struct stat&) {
+    common::UniqueFd fd(::openat(dir_fd_.get(), path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) return;
+    // The header says how long the key, URI, Vary and head sections are (stored_entry.h).
+    meta.resize(kEntryHeaderSize + 2 * kMaxKeyBytes + kMaxVaryBytes + kMaxHeadBytes);
+    ssize_t n = ::pread(fd.get(), meta.data(), meta.size(), 0);
+    meta.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    common::Result<EntryView> view = parseEntryMeta(meta);
+    if (view.ok() && !match(view->uri)) return;
+    if (::unlinkat(dir_fd_.get(), path.c_str(), 0) == 0) ++removed;
+  });
+  scan();
+  return removed;
+}
+
 void DiskStore::scan() {
   uint64_t total = 0;
   forEachEntryFile(dir_fd_.get(), [&](const std::string&, const struct stat& st) {

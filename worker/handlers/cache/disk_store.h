@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,9 @@ class DiskStore {
   void remove(uint64_t key_hash);
   // Removes every entry file; returns how many.
   size_t removeAll();
+  // Removes the entry files whose stored URI `match` accepts (each file's head is read;
+  // one that cannot be read as an entry is removed too); returns how many.
+  size_t removeMatching(const std::function<bool(std::string_view uri)>& match);
   // Counts the files under the directory into the shared total (once per instance start)
   // and removes temporary files left by killed workers.
   void scan();

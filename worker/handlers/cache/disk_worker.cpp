@@ -58,9 +58,11 @@ void DiskWorker::remove(uint64_t key_hash) {
   push(std::move(job));
 }
 
-void DiskWorker::removeAll(std::function<void(size_t)> done) {
+void DiskWorker::removeMatching(std::function<bool(std::string_view uri)> match,
+                                std::function<void(size_t)> done) {
   Job job;
-  job.kind = Job::Kind::kRemoveAll;
+  job.kind = Job::Kind::kRemoveMatching;
+  job.match = std::move(match);
   job.count_done = std::move(done);
   push(std::move(job));
 }
@@ -105,8 +107,8 @@ void DiskWorker::run() {
       case Job::Kind::kRemove:
         store_->remove(job.key_hash);
         break;
-      case Job::Kind::kRemoveAll: {
-        size_t n = store_->removeAll();
+      case Job::Kind::kRemoveMatching: {
+        size_t n = job.match ? store_->removeMatching(job.match) : store_->removeAll();
         if (job.count_done) job.count_done(n);
         break;
       }

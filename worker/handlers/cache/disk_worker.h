@@ -39,7 +39,10 @@ class DiskWorker {
   // False when the queue was full and the write dropped.
   bool write(uint64_t key_hash, std::string bytes);
   void remove(uint64_t key_hash);
-  void removeAll(std::function<void(size_t)> done);
+  // Removes every entry file (`match` null) or those whose URI it accepts; `done` gets how
+  // many, on the disk thread.
+  void removeMatching(std::function<bool(std::string_view uri)> match,
+                      std::function<void(size_t)> done);
   // Waits until every job queued so far ran (tests, orderly shutdown).
   void drain();
 
@@ -47,10 +50,11 @@ class DiskWorker {
 
  private:
   struct Job {
-    enum class Kind { kRead, kWrite, kRemove, kRemoveAll } kind = Kind::kRead;
+    enum class Kind { kRead, kWrite, kRemove, kRemoveMatching } kind = Kind::kRead;
     uint64_t key_hash = 0;
     std::string data;  // kRead: the key; kWrite: the entry
     ReadDone read_done;
+    std::function<bool(std::string_view)> match;
     std::function<void(size_t)> count_done;
   };
   void run();

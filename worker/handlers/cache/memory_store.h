@@ -1,5 +1,5 @@
 // The memory tier: the operations every worker process of an instance runs on the shared
-// mapping (shared_area.h), safe from any thread of any of them.
+// mapping (common/cache/shared_area.h), safe from any thread of any of them.
 //
 // - lookup() finds the stored entry for a primary key whose secondary key (Vary) fits the
 //   request, copies its meta (header..head, stored_entry.h) out under the lock, and either
@@ -29,10 +29,25 @@
 #include <string_view>
 #include <vector>
 
+#include "common/cache/shared_area.h"
 #include "common/status.h"
-#include "worker/handlers/cache/shared_area.h"
 
 namespace scalws::worker::cache {
+
+// The shared mapping's layout (common/cache/shared_area.h), which this store works on.
+using common::cache::AreaHeader;
+using common::cache::AreaLayout;
+using common::cache::Descriptor;
+using common::cache::DescriptorState;
+using common::cache::kBlockSize;
+using common::cache::kDoomed;
+using common::cache::kInKeyChain;
+using common::cache::kInLru;
+using common::cache::kInUriChain;
+using common::cache::kProcessSlots;
+using common::cache::layoutFor;
+using common::cache::ProcessSlot;
+using common::cache::SharedArea;
 
 // Decides whether a stored entry's secondary key fits the request being answered.
 class VaryMatcher {

@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "common/log.h"
+#include "worker/handlers/cache/hash64.h"
 
 namespace scalws::worker::cache {
 namespace {
@@ -99,15 +100,50 @@ DiskWorker* SharedCache::disk() {
   return disk_.get();
 }
 
+void SharedCache::purge(PurgeScope scope, const std::string& target,
+                        std::function<void(PurgeCounts)> done) {
+  PurgeCounts counts;
+  MemoryStore* memory = store();
+  if (memory != nullptr) {
+    counts.memory_entries = scope == PurgeScope::kUrl
+                                ? memory->removeUri(hash64(target), target)
+                                : memory->removePrefix(scope == PurgeScope::kAll ? "" : target);
+  }
+  DiskWorker* disk_worker = disk();
+  if (disk_worker == nullptr) return done(counts);
+  std::function<bool(std::string_view)> match;  // null: every file
+  if (scope == PurgeScope::kUrl) {
+    match = [target](std::string_view uri) { return uri == target; };
+  } else if (scope == PurgeScope::kPrefix) {
+    match = [target](std::string_view uri) { return uri.starts_with(target); };
+  }
+  disk_worker->removeMatching(std::move(match),
+                              [counts, done = std::move(done)](size_t files) mutable {
+                                counts.disk_files = files;
+                                done(counts);
+                              });
+}
+
+CacheSize SharedCache::size() {
+  CacheSize out;
+  MemoryStore* memory = store();
+  if (memory == nullptr) return out;
+  MemoryStore::Stats stats = memory->stats();
+  out.entries = stats.entries;
+  out.memory_bytes = stats.entry_bytes;
+  if (!config_.disk.empty()) {
+    out.disk_bytes = memory->header().disk_bytes.load(std::memory_order_relaxed);
+  }
+  return out;
+}
+
 common::Result<std::shared_ptr<CacheSet>> CacheSet::forSite(const common::config::SiteConfig& site,
                                                             const CacheSet* previous,
                                                             const std::string& user) {
   auto set = std::make_shared<CacheSet>();
   for (const common::config::CacheConfig& config : site.caches) {
     std::shared_ptr<SharedCache> kept = previous != nullptr ? previous->find(config.name) : nullptr;
-    if (kept != nullptr && kept->config().memory == config.memory &&
-        kept->config().disk == config.disk && kept->config().max_disk == config.max_disk &&
-        kept->config().max_entry == config.max_entry) {
+    if (kept != nullptr && common::config::sameCacheStorage(kept->config(), config)) {
       set->caches_[config.name] = kept;
       continue;
     }

@@ -1,5 +1,5 @@
 // One [cache.NAME] of a site as a process sees it: the config, the memfd of its memory tier
-// (shared_area.h) and, once the process serves, its own attachment to it (MemoryStore)
+// (common/cache/shared_area.h) and, once the process serves, its own attachment to it (MemoryStore)
 // and its disk thread (DiskWorker).
 //
 // Made by whoever starts the workers (CacheSet::forSite: the standalone master before it
@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,21 @@
 #include "worker/handlers/cache/memory_store.h"
 
 namespace scalws::worker::cache {
+
+// What a purge drops: the answers to one URL (every variant), to every URL starting with
+// a prefix, or everything. URLs as the cache keys them: "https://shop.example/a?b=1".
+enum class PurgeScope { kUrl, kPrefix, kAll };
+struct PurgeCounts {
+  uint64_t memory_entries = 0;
+  uint64_t disk_files = 0;
+};
+// The cache's size as this process sees it (the tiers are the instance's, so every worker
+// sees the same).
+struct CacheSize {
+  uint64_t entries = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t disk_bytes = 0;
+};
 
 class SharedCache {
  public:
@@ -47,6 +63,12 @@ class SharedCache {
   MemoryStore* store();
   // This process's disk thread, started on first use; null without a disk tier.
   DiskWorker* disk();
+
+  // Drops what `scope` and `target` name from the memory tier now and from the disk tier
+  // on its thread; `done` gets the counts once both are done (here, without a disk tier;
+  // else on the disk thread). Nothing is dropped when the store cannot be attached.
+  void purge(PurgeScope scope, const std::string& target, std::function<void(PurgeCounts)> done);
+  CacheSize size();
 
  private:
   SharedCache(common::config::CacheConfig config, common::UniqueFd area_fd)

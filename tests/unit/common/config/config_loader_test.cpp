@@ -267,16 +267,14 @@ TEST(ConfigLoader, ServerTableRefusedInAnInstanceConfig) {
   EXPECT_TRUE(ok.ok()) << ok.status().message();
 }
 
-TEST(ConfigLoader, CacheRefusedWhenTheLoaderIsToldSo) {
+TEST(ConfigLoader, CachesLoadInAnInstanceConfigToo) {
   LoadOptions instance;
-  instance.allow_cache = false;
-  EXPECT_EQ(errorsOf(testing::withListen("[cache.c]\nmemory = \"1m\"\n"), instance),
-            "t.toml:1:1: [cache] is not available in an instance config under the controller "
-            "yet (its workers would not share it); run the site with standalone scalwsd to "
-            "cache");
+  instance.allow_server_table = false;
+  instance.php_pools_from_controller = true;
   Result<SiteConfig> ok =
-      loadSiteConfigString(testing::withListen("[cache.c]\nmemory = \"1m\"\n"), "t.toml");
-  EXPECT_TRUE(ok.ok()) << ok.status().message();
+      loadSiteConfigString(testing::withListen("[cache.c]\nmemory = \"1m\"\n"), "t.toml", instance);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->caches.size(), 1u);
 }
 
 TEST(ConfigLoader, RelativePathsResolveAgainstTheConfigDirectory) {

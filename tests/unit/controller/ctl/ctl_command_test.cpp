@@ -3,31 +3,29 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/ctl_args.h"
+
 namespace scalws::ctl {
 namespace {
 
 using Args = std::vector<std::string>;
 
-CtlCommand parseOk(const Args& args, const char* env = nullptr) {
-  auto cmd = parseCtlArgs(args, env);
-  EXPECT_TRUE(cmd.ok()) << cmd.status().message();
-  return cmd.ok() ? *cmd : CtlCommand();
-}
+using ::scalws::testing::parseCtlOk;
 
 TEST(CtlCommandTest, ReadCommands) {
-  EXPECT_EQ(parseOk({"status"}).op, "status");
-  EXPECT_EQ(parseOk({"cpu", "list"}).op, "cpu.list");
-  EXPECT_EQ(parseOk({"instance", "list"}).op, "instance.list");
-  CtlCommand show = parseOk({"instance", "show", "web", "--events", "5"});
+  EXPECT_EQ(parseCtlOk({"status"}).op, "status");
+  EXPECT_EQ(parseCtlOk({"cpu", "list"}).op, "cpu.list");
+  EXPECT_EQ(parseCtlOk({"instance", "list"}).op, "instance.list");
+  CtlCommand show = parseCtlOk({"instance", "show", "web", "--events", "5"});
   EXPECT_EQ(show.op, "instance.show");
   EXPECT_EQ(show.args, ipc::Json({{"name", "web"}, {"events", 5}}));
   EXPECT_FALSE(show.write);
-  EXPECT_EQ(parseOk({"instance", "logs", "web", "--limit=7"}).args["limit"], 7);
+  EXPECT_EQ(parseCtlOk({"instance", "logs", "web", "--limit=7"}).args["limit"], 7);
 }
 
 TEST(CtlCommandTest, AddWithEveryOption) {
-  CtlCommand add = parseOk({"instance", "add", "web", "--config", "site.toml", "--mode", "single",
-                            "--cpus", "2", "--user", "www-data", "--shared-cpus"});
+  CtlCommand add = parseCtlOk({"instance", "add", "web", "--config", "site.toml", "--mode",
+                               "single", "--cpus", "2", "--user", "www-data", "--shared-cpus"});
   EXPECT_EQ(add.op, "instance.add");
   EXPECT_TRUE(add.write);
   EXPECT_EQ(add.config_file, "site.toml");
@@ -40,31 +38,66 @@ TEST(CtlCommandTest, AddWithEveryOption) {
 
 TEST(CtlCommandTest, ActionsAndSet) {
   for (const char* action : {"start", "stop", "restart", "reload", "remove"}) {
-    CtlCommand c = parseOk({"instance", action, "web"});
+    CtlCommand c = parseCtlOk({"instance", action, "web"});
     EXPECT_EQ(c.op, std::string("instance.") + action);
     EXPECT_TRUE(c.write);
     EXPECT_EQ(c.args, ipc::Json({{"name", "web"}}));
   }
-  CtlCommand set = parseOk({"instance", "set", "web", "--config=/etc/web.toml"});
+  CtlCommand set = parseCtlOk({"instance", "set", "web", "--config=/etc/web.toml"});
   EXPECT_EQ(set.config_file, "/etc/web.toml");
 }
 
+TEST(CtlCommandTest, CachePurgeAndShow) {
+  CtlCommand url =
+      parseCtlOk({"instance", "cache", "purge", "web", "--url", "https://Shop.Example:8443/a?b=1"});
+  EXPECT_EQ(url.op, "instance.cache.purge");
+  EXPECT_TRUE(url.write);
+  // As the cache keys requests: the host in lower case, no port.
+  EXPECT_EQ(
+      url.args,
+      ipc::Json({{"name", "web"}, {"scope", "url"}, {"target", "https://shop.example/a?b=1"}}));
+  CtlCommand prefix = parseCtlOk({"instance", "cache", "purge", "web", "--prefix",
+                                  "http://[::1]:80/blog/", "--cache", "pages"});
+  EXPECT_EQ(prefix.args, ipc::Json({{"name", "web"},
+                                    {"cache", "pages"},
+                                    {"scope", "prefix"},
+                                    {"target", "http://[::1]/blog/"}}));
+  EXPECT_EQ(parseCtlOk({"instance", "cache", "purge", "web", "--all"}).args,
+            ipc::Json({{"name", "web"}, {"scope", "all"}}));
+  CtlCommand show = parseCtlOk({"instance", "cache", "show", "web"});
+  EXPECT_EQ(show.op, "instance.cache.show");
+  EXPECT_FALSE(show.write);
+  for (const Args& bad :
+       std::vector<Args>{{"instance", "cache", "purge", "web"},
+                         {"instance", "cache", "purge", "web", "--all", "--prefix", "http://a/"},
+                         {"instance", "cache", "purge", "web", "--url", "/relative"},
+                         {"instance", "cache", "purge", "web", "--url", "ftp://a/b"},
+                         {"instance", "cache", "purge", "web", "--url", "http://a/b c"},
+                         {"instance", "cache", "purge", "web", "--all=yes"},
+                         {"instance", "cache", "purge", "web", "--all", "--cache", "no/such"},
+                         {"instance", "cache", "purge", "--all"},
+                         {"instance", "cache", "show", "web", "--all"},
+                         {"instance", "cache"}}) {
+    EXPECT_FALSE(parseCtlArgs(bad, nullptr).ok()) << bad.back();
+  }
+}
+
 TEST(CtlCommandTest, SocketAndJsonAnywhere) {
-  EXPECT_EQ(parseOk({"status"}).socket, kDefaultSocket);
-  EXPECT_EQ(parseOk({"status"}, "/env.sock").socket, "/env.sock");
-  EXPECT_EQ(parseOk({"status"}, "").socket, kDefaultSocket);
-  CtlCommand c = parseOk({"--socket", "/flag.sock", "instance", "list", "--json"}, "/env.sock");
+  EXPECT_EQ(parseCtlOk({"status"}).socket, kDefaultSocket);
+  EXPECT_EQ(parseCtlOk({"status"}, "/env.sock").socket, "/env.sock");
+  EXPECT_EQ(parseCtlOk({"status"}, "").socket, kDefaultSocket);
+  CtlCommand c = parseCtlOk({"--socket", "/flag.sock", "instance", "list", "--json"}, "/env.sock");
   EXPECT_EQ(c.socket, "/flag.sock");
   EXPECT_TRUE(c.json);
-  EXPECT_TRUE(parseOk({"--json", "status"}).json);
-  EXPECT_EQ(parseOk({"status", "--socket=/x.sock"}).socket, "/x.sock");
+  EXPECT_TRUE(parseCtlOk({"--json", "status"}).json);
+  EXPECT_EQ(parseCtlOk({"status", "--socket=/x.sock"}).socket, "/x.sock");
 }
 
 TEST(CtlCommandTest, HelpAndVersion) {
-  EXPECT_TRUE(parseOk({"--help"}).help);
-  EXPECT_TRUE(parseOk({"help"}).help);
-  EXPECT_TRUE(parseOk({"instance", "--help"}).help);
-  EXPECT_TRUE(parseOk({"--version"}).version);
+  EXPECT_TRUE(parseCtlOk({"--help"}).help);
+  EXPECT_TRUE(parseCtlOk({"help"}).help);
+  EXPECT_TRUE(parseCtlOk({"instance", "--help"}).help);
+  EXPECT_TRUE(parseCtlOk({"--version"}).version);
 }
 
 TEST(CtlCommandTest, UsageErrors) {
@@ -108,7 +141,7 @@ TEST(CtlCommandTest, UsageErrors) {
 }
 
 TEST(CtlCommandTest, WritesWaitLongerThanReads) {
-  EXPECT_GT(parseOk({"instance", "start", "w"}).timeout(), parseOk({"status"}).timeout());
+  EXPECT_GT(parseCtlOk({"instance", "start", "w"}).timeout(), parseCtlOk({"status"}).timeout());
 }
 
 }  // namespace

@@ -109,8 +109,16 @@ TEST(InstanceOverviewJson, SlimsProcessesAndCountsWorkersAndRestarts) {
   EXPECT_FALSE(o["processes"][0].contains("sandbox"));
   EXPECT_EQ(o["now"]["requests_per_s"], 12.5);
   EXPECT_TRUE(o["upstreams"].is_null());
-  EXPECT_TRUE(o["cache"].is_null());
+  EXPECT_EQ(o["caches"], Json::array());
   EXPECT_TRUE(o["apps"].is_null());
+  // Each cache's size from show, the hit rate of the last seconds from the metrics.
+  Json with_cache = show;
+  with_cache["caches"] = Json::array({{{"name", "pages"}, {"entries", 3}}});
+  with_cache["apps"] = Json::array({{{"name", "api"}, {"as", "api"}, {"state", "running"}}});
+  Json cached = instanceOverviewJson(with_cache, {{"now", {{"proxy_cache", {{"hit_rate", 0.5}}}}}});
+  EXPECT_EQ(cached["caches"][0]["entries"], 3);
+  EXPECT_EQ(cached["caches"][0]["hit_rate"], 0.5);
+  EXPECT_EQ(cached["apps"][0]["state"], "running");
   EXPECT_FALSE(o.contains("events"));
   EXPECT_TRUE(instanceOverviewJson(show, Json(nullptr))["now"].is_null());
   // The proxy's upstreams pass, without their histograms.

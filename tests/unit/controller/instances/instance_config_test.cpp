@@ -27,18 +27,15 @@ TEST(InstanceConfigTest, ServerTableIsRefused) {
       << site.status().message();
 }
 
-TEST(InstanceConfigTest, CacheIsRefusedUntilTheControllerSharesIt) {
+TEST(InstanceConfigTest, CachesAreAllowed) {
   const char* text =
       "[[listen]]\naddress = \"127.0.0.1:1\"\n[[route]]\nmatch = { prefix = \"/\" }\n"
       "proxy = { upstream = \"app\", cache = \"pages\" }\n[upstream.app]\n"
       "servers = [\"127.0.0.1:2\"]\n[cache.pages]\nmemory = \"1m\"\n";
   auto site = loadInstanceConfig(text, "/etc/scalws/a.toml");
-  ASSERT_FALSE(site.ok());
-  // One error, at the [cache] table; the route naming it is not reported on top.
-  EXPECT_EQ(site.status().message(),
-            "/etc/scalws/a.toml:8:1: [cache] is not available in an instance config under the "
-            "controller yet (its workers would not share it); run the site with standalone "
-            "scalwsd to cache");
+  ASSERT_TRUE(site.ok()) << site.status().message();
+  ASSERT_EQ(site->caches.size(), 1u);
+  EXPECT_EQ(site->caches[0].name, "pages");
 }
 
 TEST(InstanceConfigTest, OverlapRules) {

@@ -6,6 +6,7 @@
 
 #include "common/net/listen_socket.h"
 #include "controller/instances/instance_config.h"
+#include "tests/support/free_port.h"
 
 namespace scalws::controller {
 namespace {
@@ -20,15 +21,7 @@ common::config::SiteConfig site(uint16_t port, uint16_t port2 = 0) {
   return *loaded;
 }
 
-// A port nobody listens on right now (bound to 0, read back, closed).
-uint16_t freePort() {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  return boundPort(fd.get());
-}
+using ::scalws::testing::freePort;
 
 bool listening(int fd) {
   int on = 0;
@@ -106,7 +99,7 @@ TEST(InstanceListenersTest, Http3GetsAUdpSocketPerLoopNumberedInGroupOrder) {
   EXPECT_EQ(socketType(bound->fds[1].get()), SOCK_DGRAM);
   EXPECT_EQ(socketType(bound->fds[0].get()), SOCK_STREAM);
   EXPECT_EQ(boundPort(bound->fds[3].get()), port);
-  ipc::Json json = ipc::ListenersArgs{bound->specs}.encode();
+  ipc::Json json = ipc::ListenersArgs{bound->specs, {}}.encode();
   EXPECT_EQ(json["listeners"][1]["quic"], true);
   EXPECT_EQ(json["listeners"][1]["steering"], 2);
   EXPECT_FALSE(json["listeners"][0].contains("quic"));

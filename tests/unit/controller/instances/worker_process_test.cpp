@@ -47,8 +47,7 @@ struct Heard {
     cb.on_ready = [this](WorkerProcess&, const Status& s) { ready = s; };
     cb.on_exit = [this](WorkerProcess&, const std::string& how) { exit = how; };
     cb.on_hello = [this](WorkerProcess&) { ++hellos; };
-    cb.on_metrics = [this](WorkerProcess&, const common::metrics::MetricsSnapshot& s,
-                           std::vector<common::metrics::UpstreamMetrics>) { metrics.push_back(s); };
+    cb.on_metrics = [this](WorkerProcess&, ipc::MetricsArgs&& m) { metrics.push_back(m.metrics); };
     return cb;
   }
 };
@@ -270,7 +269,8 @@ TEST(WorkerProcessAttachTest, ADetachedWorkerIsFoundAgainAndSaysWhatItRuns) {
   WorkerLaunch launch;
   launch.scalwsd = SCALWS_STAND_IN_WORKER;
   launch.settings = settings();
-  auto spawned = WorkerProcess::spawn(loop.get(), launch, SlotListeners(), first.callbacks());
+  auto spawned =
+      WorkerProcess::spawn(loop.get(), std::move(launch), SlotListeners(), first.callbacks());
   ASSERT_TRUE(spawned.ok()) << spawned.status().message();
   ASSERT_TRUE(loop.runUntil([&] { return first.ready.has_value(); }));
   ASSERT_TRUE(first.ready->ok()) << first.ready->message();

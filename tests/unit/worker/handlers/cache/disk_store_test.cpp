@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 
+#include "tests/support/cache_keys.h"
 #include "tests/unit/worker/handlers/static/temp_tree.h"
 #include "worker/handlers/cache/disk_worker.h"
 #include "worker/handlers/cache/hash64.h"
@@ -18,9 +19,7 @@ namespace {
 
 using testing::TempTree;
 
-std::string keyOf(std::string_view path) {
-  return "http\nshop\n" + std::string(path) + "\n\n";
-}
+using ::scalws::testing::keyOf;
 
 std::string entryFile(std::string_view path, std::string_view body) {
   std::string head;
@@ -115,6 +114,23 @@ TEST_F(DiskStoreTest, ScanCountsFilesAndClearsTemporaryOnes) {
   EXPECT_TRUE(std::filesystem::is_empty(tree_.at("cache/pages/tmp")));
   EXPECT_EQ(store->removeAll(), 2u);
   EXPECT_EQ(store->bytes(), 0u);
+}
+
+TEST_F(DiskStoreTest, RemoveMatchingReadsEachFilesUri) {
+  auto store = open();
+  for (const char* path : {"/blog/1", "/blog/2", "/about"}) {
+    ASSERT_TRUE(store->write(hash64(keyOf(path)), entryFile(path, "x")).ok());
+  }
+  tree_.write("cache/pages/00/00000000000000aa", "not an entry");  // unreadable: removed too
+  EXPECT_EQ(store->removeMatching(
+                [](std::string_view uri) { return uri.starts_with("http://shop/blog/"); }),
+            3u);
+  std::string out;
+  EXPECT_EQ(store->read(hash64(keyOf("/about")), keyOf("/about"), out),
+            DiskStore::ReadResult::kFound);
+  EXPECT_EQ(store->read(hash64(keyOf("/blog/1")), keyOf("/blog/1"), out),
+            DiskStore::ReadResult::kMissing);
+  EXPECT_EQ(store->bytes(), entryFile("/about", "x").size());
 }
 
 TEST_F(DiskStoreTest, TrimKeepsTheTotalUnderMaxDisk) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "tests/support/cache_keys.h"
 #include "worker/handlers/cache/hash64.h"
 #include "worker/handlers/cache/stored_entry.h"
 
@@ -28,9 +29,8 @@ class ExactVary final : public VaryMatcher {
   std::string vary_;
 };
 
-std::string keyOf(std::string_view path) {
-  return "http\nshop\n" + std::string(path) + "\n\n";
-}
+using ::scalws::testing::keyOf;
+
 std::string uriOf(std::string_view path) {
   return "http://shop" + std::string(path);
 }
