@@ -129,7 +129,6 @@ class CacheExchange final : public ResponseWriter, public InFlight, private Time
   cache::MemoryStore::Fill fill_;
   bool storing_ = false;
   uint64_t stored_body_ = 0;
-  size_t meta_size_ = 0;
   std::string meta_;
   std::string disk_copy_;  // the whole entry, for the disk tier
   int64_t request_time_ms_ = 0;

@@ -42,7 +42,6 @@ TEST(Http2Session, AnswersARequestWithHeadersAndBody) {
 TEST(Http2Session, TheRequestIsProtocolNeutral) {
   SessionHarness server;
   Client client;
-  Request seen;
   std::string cookie, host, query, method;
   server.owner.respond = [&](Stream& s) {
     Request& r = s.request();

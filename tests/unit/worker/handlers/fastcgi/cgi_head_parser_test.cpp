@@ -92,8 +92,7 @@ TEST(CgiHeadParser, RefusesBadHeads) {
       "Status: 2000\r\n\r\n",
       "no colon here\r\n\r\n",
       "Bad Name: x\r\n\r\n",
-      "X: a\x01"
-      "b\r\n\r\n",
+      "X: a\001b\r\n\r\n",
       ": empty\r\n\r\n",
   };
   for (const char* input : bad) {

@@ -15,7 +15,7 @@
 namespace scalws::worker::fastcgi {
 namespace {
 
-struct Waiter : PoolWaiter {
+struct Waiter final : PoolWaiter {
   PoolConnection* got = nullptr;
   int unreachable = 0;
   void onPoolConnection(PoolConnection& c) noexcept override { got = &c; }
