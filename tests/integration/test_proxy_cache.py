@@ -417,6 +417,25 @@ def test_the_disk_tier_survives_a_restart_and_drops_a_damaged_file(upstream, tmp
         assert "damaged disk entry was dropped" in s.read_log()
 
 
+def test_unsafe_methods_invalidate_the_disk_tier_too(upstream, tmp_path):
+    upstream.set("/item", headers=[("Cache-Control", "max-age=600")])
+    upstream.set("/list", headers=[("Cache-Control", "max-age=600")])
+    config = site(upstream, extra='disk = "%s"' % (tmp_path / "cache"))
+    with Scalwsd(config) as s:
+        get(s, "/item")
+        get(s, "/list")
+        wait_until(lambda: len(glob.glob(str(tmp_path / "cache" / "??" / "*"))) == 2,
+                   what="two disk files")
+        upstream.set("/item", status=303, headers=[("Location", "/list")])
+        assert get(s, "/item", method="POST")[0] == 303
+        wait_until(lambda: not glob.glob(str(tmp_path / "cache" / "??" / "*")),
+                   what="both disk files dropped")
+    upstream.set("/item", headers=[("Cache-Control", "max-age=600")])
+    with Scalwsd(config) as s:  # a new memory tier: nothing left on disk to answer from
+        assert get(s, "/list")[2] == "body of /list #2\n"
+        assert get(s, "/item")[2] == "body of /item #3\n"
+
+
 def test_a_worker_killed_mid_fill_leaves_no_half_entry(upstream):
     def slow_body(request, conn):
         conn.sendall(b"HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 20\r\n\r\n"

@@ -52,6 +52,46 @@ void appendPrimaryKey(const std::vector<common::config::CacheKeyPart>& parts,
   }
 }
 
+bool primaryKeyOfUri(const std::vector<common::config::CacheKeyPart>& parts, std::string_view uri,
+                     std::string& out) {
+  using Kind = common::config::CacheKeyPart::Kind;
+  size_t scheme_end = uri.find("://");
+  if (scheme_end == std::string_view::npos) return false;
+  std::string_view scheme = uri.substr(0, scheme_end);
+  std::string_view rest = uri.substr(scheme_end + 3);
+  size_t path_at = rest.find('/');
+  if (path_at == std::string_view::npos) return false;
+  std::string_view host = rest.substr(0, path_at);
+  std::string_view target = rest.substr(path_at);
+  size_t q = target.find('?');
+  std::string_view path = target.substr(0, q);
+  std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  for (const common::config::CacheKeyPart& part : parts) {
+    switch (part.kind) {
+      case Kind::kScheme:
+        out += scheme;
+        break;
+      case Kind::kHost:
+        out += host;
+        break;
+      case Kind::kPath:
+        out += path;
+        break;
+      case Kind::kQuery:
+        out += query;
+        break;
+      case Kind::kMethod:
+        out += "GET";
+        break;
+      case Kind::kHeader:
+      case Kind::kCookie:
+        return false;
+    }
+    out += '\n';
+  }
+  return true;
+}
+
 void appendRequestUri(const Request& request, std::string& out) {
   out += requestScheme(request);
   out += "://";

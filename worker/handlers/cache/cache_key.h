@@ -24,6 +24,10 @@ namespace scalws::worker::cache {
 void appendPrimaryKey(const std::vector<common::config::CacheKeyPart>& parts,
                       const Request& request, std::string& out);
 void appendRequestUri(const Request& request, std::string& out);
+// The primary key a GET of `uri` (appendRequestUri's form) has, into `out`; false when the
+// key has header or cookie parts (a request's own fields, which a URI does not carry).
+bool primaryKeyOfUri(const std::vector<common::config::CacheKeyPart>& parts, std::string_view uri,
+                     std::string& out);
 // "http" or "https" (a TLS connection).
 std::string_view requestScheme(const Request& request);
 

@@ -512,6 +512,14 @@ void CacheExchange::invalidate(const ResponseHead& head) {
     std::string key;
     cache::appendPrimaryKey(route_->config.key, *request_, key);
     disk->remove(cache::hash64(key));
+    // Location and Content-Location: the file a GET of each would find. With header or
+    // cookie parts in the key no URI names a file; those copies stay until they expire or
+    // are purged (RFC 9111 §4.4 asks this only as a SHOULD).
+    for (size_t i = 1; i < uris.size(); ++i) {
+      key.clear();
+      if (cache::primaryKeyOfUri(route_->config.key, uris[i], key))
+        disk->remove(cache::hash64(key));
+    }
   }
 }
 

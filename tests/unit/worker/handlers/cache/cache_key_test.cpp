@@ -68,6 +68,24 @@ TEST(CacheKey, Uri) {
   EXPECT_EQ(uri, "http://shop.example/a%20b/c");
 }
 
+// What an unsafe method's Location names on disk: the key a GET of that URI has.
+TEST(CacheKey, TheKeyOfAUriIsTheKeyOfAGetOfIt) {
+  TestRequest t({});
+  std::string from_request, uri, from_uri;
+  appendPrimaryKey(common::config::CacheConfig{}.key, t.request, from_request);
+  appendRequestUri(t.request, uri);
+  ASSERT_TRUE(primaryKeyOfUri(common::config::CacheConfig{}.key, uri, from_uri));
+  EXPECT_EQ(from_uri, from_request);
+  std::vector<CacheKeyPart> with_method = {{CacheKeyPart::Kind::kMethod, ""},
+                                           {CacheKeyPart::Kind::kPath, ""}};
+  from_uri.clear();
+  ASSERT_TRUE(primaryKeyOfUri(with_method, "https://a.example/list", from_uri));
+  EXPECT_EQ(from_uri, "GET\n/list\n");
+  from_uri.clear();
+  EXPECT_FALSE(primaryKeyOfUri({{CacheKeyPart::Kind::kCookie, "session"}}, uri, from_uri));
+  EXPECT_FALSE(primaryKeyOfUri(common::config::CacheConfig{}.key, "no-scheme", from_uri));
+}
+
 TEST(CacheKey, RequestFacts) {
   TestRequest t({{"Authorization", "Basic x"}, {"Pragma", "no-cache"}});
   RequestFacts f = requestFacts(t.request);
