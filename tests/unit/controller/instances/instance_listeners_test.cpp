@@ -13,7 +13,7 @@ namespace {
 
 using common::UniqueFd;
 
-common::config::SiteConfig site(uint16_t port, uint16_t port2 = 0) {
+common::config::SiteConfig listeningSite(uint16_t port, uint16_t port2 = 0) {
   std::string text = "[[listen]]\naddress = \"127.0.0.1:" + std::to_string(port) + "\"\n";
   if (port2 != 0) text += "[[listen]]\naddress = \"127.0.0.1:" + std::to_string(port2) + "\"\n";
   auto loaded = loadInstanceConfig(text, "/t.toml");
@@ -32,7 +32,7 @@ bool listening(int fd) {
 TEST(InstanceListenersTest, OneSocketPerLoopAndAddressAllSharingThePort) {
   uint16_t a = freePort();
   uint16_t b = freePort();
-  auto bound = bindSlotListeners(site(a, b), 2);
+  auto bound = bindSlotListeners(listeningSite(a, b), 2);
   ASSERT_TRUE(bound.ok()) << bound.status().message();
   ASSERT_EQ(bound->fds.size(), 4u);
   ASSERT_EQ(bound->specs.size(), 4u);
@@ -55,7 +55,7 @@ TEST(InstanceListenersTest, OneSocketPerLoopAndAddressAllSharingThePort) {
 
 TEST(InstanceListenersTest, ATakenAddressIsDetectedEvenThroughReusePort) {
   uint16_t port = freePort();
-  auto cfg = site(port);
+  auto cfg = listeningSite(port);
   ASSERT_TRUE(checkAddressFree(cfg.listens[0]).ok());
   // Someone else (same uid) listens with SO_REUSEPORT: a plain SO_REUSEPORT bind would
   // join their group; the probe must say no.
