@@ -130,6 +130,23 @@ void Stream::addResponseHeader(std::string_view name, std::string_view value) {
       name.size(), v.size(), NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
 }
 
+void Stream::sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
+  if (closed() || responseState() != ResponseState::kNone || status < 102 || status > 199) return;
+  nva_.clear();
+  char digits[3] = {static_cast<char>('0' + status / 100),
+                    static_cast<char>('0' + status / 10 % 10),
+                    static_cast<char>('0' + status % 10)};
+  addResponseHeader(":status", std::string_view(digits, 3));  // copied into the arena
+  for (const HeaderField& h : headers) {
+    if (!droppedResponseField(h.name)) addResponseHeader(h.name, h.value);
+  }
+  // RFC 9113 §8.1: a HEADERS frame without END_STREAM carrying a 1xx status.
+  nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, id_, nullptr, nva_.data(), nva_.size(),
+                         nullptr);
+  nva_.clear();
+  session_.streamOutputChanged();
+}
+
 void Stream::sendHead(const ResponseHead& head) noexcept {
   // RFC 8441 §5: an accepted extended CONNECT is answered 2xx (HTTP/2 has no 101), and its
   // DATA both ways is the tunnel.

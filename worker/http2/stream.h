@@ -38,6 +38,7 @@ class Stream final : public MultiplexedStream {
 
   // ResponseWriter
   void sendHead(const ResponseHead& head) noexcept override;
+  void sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept override;
   void sendBody(std::string_view data, BodyLifetime lifetime) noexcept override;
   void sendFile(const FileSlice& file) noexcept override;
   void finish() noexcept override;

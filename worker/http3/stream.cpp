@@ -142,6 +142,22 @@ void Stream::addResponseHeader(std::string_view name, std::string_view value) {
       name.size(), v.size(), NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE});
 }
 
+void Stream::sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
+  if (closed() || responseState() != ResponseState::kNone || status < 102 || status > 199) return;
+  nva_.clear();
+  char digits[3] = {static_cast<char>('0' + status / 100),
+                    static_cast<char>('0' + status / 10 % 10),
+                    static_cast<char>('0' + status % 10)};
+  addResponseHeader(":status", std::string_view(digits, 3));  // copied into the arena
+  for (const HeaderField& h : headers) {
+    if (!droppedResponseField(h.name)) addResponseHeader(h.name, h.value);
+  }
+  // RFC 9114 §4.1: interim responses are HEADERS frames before the final one.
+  if (nghttp3_conn_submit_info(session_.raw(), id_, nva_.data(), nva_.size()) != 0) return;
+  nva_.clear();
+  session_.streamOutputChanged();
+}
+
 void Stream::sendHead(const ResponseHead& head) noexcept {
   if (!beginResponse(head.status)) return;
   bool body_allowed = statusHasBody(head.status);
