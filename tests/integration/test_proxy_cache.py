@@ -1,8 +1,9 @@
 """The proxy's response cache against an upstream whose answers each test sets (fields,
 validators, delays, failures), counting what reaches the upstream: RFC 9111 directives,
-Vary, revalidation, stale-if-error, collapsing, sharing between worker processes (multi
-and single mode, over HTTP/2 too) but never between two servers, purge, limits and eviction, the disk tier
-(a damaged file dropped), and a worker killed in the middle of a fill."""
+Vary, revalidation (ETag and Last-Modified), stale-if-error, collapsing, hits over HTTP/1.1
+and HTTP/2, sharing between worker processes (multi and single mode) but never between two
+servers, purge, limits and eviction, the disk tier (a damaged file dropped), and a worker
+killed in the middle of a fill."""
 import concurrent.futures
 import glob
 import json
