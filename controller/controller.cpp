@@ -148,6 +148,7 @@ Status Controller::startUp() {
   app_options.state_dir = options_.state_dir;
   app_options.socket_dir = options_.app_dir;
   app_options.limits = options_.restart;
+  app_options.log_cap = options_.app_log_size;
   apps_ = std::make_unique<AppManager>(&loop_, store_, app_options);
   handlers_ =
       std::make_unique<ControlHandlers>(store_, *this, *accounts_, info, pools_.get(), apps_.get());
