@@ -101,8 +101,9 @@ def test_gunicorns_workers_share_the_masters_cgroup_and_adoption_keeps_it():
         py = add_wsgi(first, dirs, extra=("--memory", "256m"))
         master = process(first, "py")
         cgroup = master["memory"]["cgroup"]
-        members = session_pids(master["pid"])
-        assert len(members) == 3, members  # the master and its two workers
+        # The master and its two workers (it accepts before it has forked them all).
+        members = wait_until(lambda: len(session_pids(master["pid"])) == 3 and
+                             session_pids(master["pid"]), 10, what="gunicorn's workers")
         with open(os.path.join(cgroup, "cgroup.procs")) as f:
             in_cgroup = sorted(int(p) for p in f.read().split())
         assert in_cgroup == members, (in_cgroup, members)
