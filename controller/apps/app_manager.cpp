@@ -284,7 +284,8 @@ void AppManager::stopAll(Done done) {
     if (--*pending == 0) done(Status());
   };
   std::weak_ptr<bool> alive = alive_;
-  for (auto& [name, entry] : apps_) {
+  for (auto& app : apps_) {
+    const std::string& name = app.first;
     ++*pending;
     stopEntry(name, [this, alive, name, one_done](const Status& stopped) {
       if (alive.expired()) return one_done(stopped);
