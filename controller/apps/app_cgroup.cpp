@@ -402,7 +402,13 @@ Status AppCgroups::remove(const std::string& app) {
     }
   }
   Status s = removeCgroupDir(dir);
-  return first.ok() ? s : first;
+  if (!first.ok()) return first;
+  if (s.ok()) {
+    // Empty once no app is left (else EBUSY or ENOTEMPTY, and it stays); made again by
+    // setUp() when an app with a limit starts.
+    if (::rmdir((mount_ + base_ + "/" + subtree_).c_str()) == 0) set_up_ = false;
+  }
+  return s;
 }
 
 std::optional<CgroupUsage> AppCgroups::usage(const std::string& path) const {

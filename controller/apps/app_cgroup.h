@@ -85,6 +85,7 @@ class AppCgroups {
   // The file a process writes "0" to, to join the cgroup at `path`.
   static std::string procsFile(const std::string& path) { return path + "/cgroup.procs"; }
   // Removes every cgroup of `app`; an error names one that could not go (processes left).
+  // The subtree goes with its last app.
   common::Status remove(const std::string& app);
 
   std::optional<CgroupUsage> usage(const std::string& path) const;

@@ -88,6 +88,8 @@ def test_an_app_over_its_memory_is_killed_restarted_and_shown_killed_for_memory(
             c.ctl("app", "remove", "web")
             wait_until(lambda: not os.path.exists(cgroup), 10, what="the cgroup to go")
             assert not os.path.exists(os.path.dirname(cgroup))
+            # The controller's subtree went with its last app.
+            assert not os.path.exists(os.path.dirname(os.path.dirname(cgroup)))
     finally:
         dirs.remove()
 
@@ -127,6 +129,7 @@ def test_gunicorns_workers_share_the_masters_cgroup_and_adoption_keeps_it():
             assert all(cgroup.endswith(cgroup_of(p)) for p in members)
         # A controller that stops stops the apps and removes their cgroups.
         wait_until(lambda: not os.path.exists(cgroup), 15, what="the cgroup to go")
+        assert not os.path.exists(os.path.dirname(os.path.dirname(cgroup)))
     finally:
         if first is not None and first.proc.poll() is None:  # failed before it left
             first.signal_and_wait(signal.SIGINT)

@@ -214,6 +214,11 @@ TEST_F(AppCgroupsTest, RemovesEveryCgroupOfAnApp) {
   EXPECT_FALSE(exists("/sys/fs/cgroup/memory/j/s/web"));
   EXPECT_TRUE(exists("/sys/fs/cgroup/memory/j/s/other/0"));
   EXPECT_TRUE(cg.remove("never-added").ok());
+  // The subtree goes with the last app, and comes back with the next one.
+  ASSERT_TRUE(cg.remove("other").ok());
+  EXPECT_FALSE(exists("/sys/fs/cgroup/memory/j/s"));
+  ASSERT_TRUE(cg.prepare("web", 0, 8 << 20).ok());
+  EXPECT_TRUE(exists("/sys/fs/cgroup/memory/j/s/web/0"));
 }
 
 TEST_F(AppCgroupsTest, NothingUsableNamesWhatIsMissingInEach) {
