@@ -3,14 +3,16 @@ Debian's nodejs: an instance routes to the app assigned to it under a name; assi
 name to another app (after releasing the first) reaches the running workers on `instance
 reload`, which `instance show` says is pending; an app still used by running workers
 cannot be removed; a reload that would leave an app route unbound is refused and the
-workers keep what they run; a standalone scalwsd refuses an app route, pointing at a proxy
-route to the app's sockets."""
+workers keep what they run; a controller that leaves the workers and apps serving is
+followed by one that re-attaches to both, the app route serving throughout; a standalone
+scalwsd refuses an app route, pointing at a proxy route to the app's sockets."""
 import os
+import signal
 import subprocess
 import tempfile
 
 from app_support import AppDirs, add_node, app_site, curl, pids
-from controller_harness import Controller, unique_name, wait_until
+from controller_harness import Controller, unique_name, wait_until, workers_of
 from harness import BIN_DIR, free_port
 
 
@@ -57,6 +59,41 @@ def test_an_app_route_follows_assign_and_release_on_reload():
             assert served_by() == green
             c.ctl("instance", "stop", name)
     finally:
+        dirs.remove()
+
+
+def test_workers_with_an_app_route_are_reattached_by_the_next_controller():
+    dirs = AppDirs()
+    port = free_port()
+    name = unique_name("reatt")
+    first = None
+    try:
+        first = Controller(extra_args=dirs.args()).start()
+        add_node(first, dirs, name="web", processes=1)
+        first.add(name, app_site(port, ("", "front")))
+        first.ctl("app", "assign", "web", name, "--as", "front")
+        first.ctl("instance", "start", name)
+        app_pid = pids(first, "web")[0]
+        assert int(curl(port, "/pid")) == app_pid
+        workers = workers_of(name)
+        assert first.signal_and_wait(signal.SIGUSR2) == 0
+        first.log.close()
+        assert int(curl(port, "/pid")) == app_pid  # nobody in between: still served
+
+        with Controller(first.dir, extra_args=dirs.args()) as second:
+            second.instances.add(name)
+            # What the workers were told (their apps included) is what the DB says: they
+            # are taken over, not replaced.
+            wait_until(lambda: second.ready_pids(name) == workers, 10, what="re-attach")
+            assert pids(second, "web") == [app_pid]
+            assert not second.show(name)["reload_pending"]
+            assert int(curl(port, "/pid")) == app_pid
+            second.ctl("instance", "reload", name)
+            assert int(curl(port, "/pid")) == app_pid
+            second.ctl("instance", "stop", name)
+    finally:
+        if first is not None and first.proc.poll() is None:
+            first.signal_and_wait(signal.SIGINT)
         dirs.remove()
 
 
