@@ -66,6 +66,9 @@ void parseCachePurgeAction(const ConfigValue& value, const std::string& path, Pa
                            RouteConfig& route);
 void parseProxyAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                       RouteConfig& route);
+// route.app: a ProxyAction with `app` set instead of `upstream`.
+void parseAppAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                    RouteConfig& route);
 
 // The parts of a route other than its action.
 void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseContext& ctx,
