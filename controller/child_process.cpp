@@ -1,10 +1,19 @@
 #include "controller/child_process.h"
 
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/unique_fd.h"
 
 namespace scalws::controller {
 
@@ -34,6 +43,29 @@ std::optional<std::string> reapExited(pid_t pid, bool is_child) {
   } while (r < 0 && errno == EINTR);
   if (r == 0) return std::nullopt;
   return r == pid ? describeWait(status) : "exited";
+}
+
+bool socketAccepts(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  common::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) return false;
+  int rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  return rc == 0 || errno == EAGAIN;
+}
+
+void removeStaleSocket(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
+}
+
+std::string readSmallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
 }
 
 }  // namespace scalws::controller

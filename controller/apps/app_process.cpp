@@ -32,29 +32,6 @@ namespace {
 
 constexpr uint64_t kReadyPollMs = 25;
 
-bool accepts(const std::string& path) {
-  sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) return false;
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.data(), path.size());
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return false;
-  int rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  return rc == 0 || errno == EAGAIN;
-}
-
-void removeStaleSocket(const std::string& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
-}
-
-std::string readSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 // The real uid of `pid` (from /proc), or -1.
 long uidOf(pid_t pid) {
   std::string status = readSmallFile("/proc/" + std::to_string(pid) + "/status");
@@ -170,43 +147,20 @@ void AppProcess::later(std::function<void()> fn) {
 }
 
 void AppProcess::arm(uint64_t ms, uint64_t repeat, void (*fire)(AppProcess&)) {
-  if (timer_ == nullptr) {
-    timer_ = new uv_timer_t;
-    uv_timer_init(loop_, timer_);
-    timer_->data = this;
-  }
-  fire_ = fire;
-  uv_timer_start(
-      timer_,
-      [](uv_timer_t* t) {
-        static_cast<AppProcess*>(t->data)->fire_(*static_cast<AppProcess*>(t->data));
-      },
-      ms, repeat);
+  timer_.start(ms, repeat, [this, fire] { fire(*this); });
 }
 
 void AppProcess::disarm() {
-  if (timer_ != nullptr) uv_timer_stop(timer_);
+  timer_.stop();
 }
 
 void AppProcess::watch() {
-  poll_ = new uv_poll_t;
-  uv_poll_init(loop_, poll_, pidfd_.get());
-  poll_->data = this;
-  uv_poll_start(poll_, UV_READABLE,
-                [](uv_poll_t* h, int, int) { static_cast<AppProcess*>(h->data)->onExit(); });
+  exit_watch_.start(pidfd_.get(), [this] { onExit(); });
 }
 
 void AppProcess::leave() {
-  if (poll_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(poll_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
-    poll_ = nullptr;
-  }
-  if (timer_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    timer_ = nullptr;
-  }
+  exit_watch_.close();
+  timer_.close();
   pidfd_.reset();
   state_ = State::kStopped;
 }
@@ -304,7 +258,7 @@ void AppProcess::watchCgroup() {
 
 void AppProcess::onTick() {
   if (state_ != State::kStarting) return disarm();
-  if (accepts(paths_.socket)) {
+  if (socketAccepts(paths_.socket)) {
     disarm();
     return becameRunning();
   }
@@ -326,11 +280,7 @@ void AppProcess::becameRunning() {
 void AppProcess::onExit() {
   std::optional<std::string> ended = reapExited(pid_, is_child_);
   if (!ended) return;
-  if (poll_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(poll_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
-    poll_ = nullptr;
-  }
+  exit_watch_.close();
   pidfd_.reset();
   disarm();
   ::kill(-pid_, SIGKILL);  // gunicorn's and uvicorn's workers go with their master

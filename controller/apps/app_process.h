@@ -33,6 +33,7 @@
 #include "controller/apps/app_cgroup.h"
 #include "controller/apps/app_spec.h"
 #include "controller/fifo_log.h"
+#include "controller/loop_handles.h"
 #include "controller/restart_policy.h"
 #include "ipc/message.h"
 #include "sandbox/exec_sandbox.h"
@@ -119,9 +120,8 @@ class AppProcess {
   bool adopted_ = false;
   bool ever_ran_ = false;
   common::UniqueFd pidfd_;
-  uv_poll_t* poll_ = nullptr;
-  uv_timer_t* timer_ = nullptr;
-  void (*fire_)(AppProcess&) = nullptr;
+  FdWatch exit_watch_{loop_};  // the pidfd
+  LoopTimer timer_{loop_};
   uint64_t deadline_ms_ = 0;
   uint64_t started_mono_ms_ = 0;
   int64_t started_ms_ = 0;

@@ -31,25 +31,6 @@ namespace {
 constexpr uint64_t kReadyPollMs = 25;
 constexpr size_t kLogTailBytes = 1024;
 
-bool accepts(const std::string& path) {
-  sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) return false;
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.data(), path.size());
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return false;
-  int rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  // EAGAIN: the backlog is full, which still means it listens.
-  return rc == 0 || errno == EAGAIN;
-}
-
-// Removes a socket left by a dead master: a new one refuses to bind over a path that
-// still accepts, and a dead one would only mislead the readiness check.
-void removeStaleSocket(const std::string& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
-}
-
 struct SpawnError {
   int step;
   int err;
@@ -106,13 +87,6 @@ Result<pid_t> spawnFpm(const std::string& php_fpm, const PoolPaths& paths) {
     return common::errnoStatus(e.err, "starting " + php_fpm + ": " + what);
   }
   return pid;
-}
-
-std::string readSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
 }
 
 }  // namespace
@@ -257,7 +231,7 @@ void PoolProcess::spawn() {
 
 void PoolProcess::onTick() {
   if (state_ != State::kStarting) return disarm();
-  if (accepts(paths_.socket)) {
+  if (socketAccepts(paths_.socket)) {
     disarm();
     return becameRunning();
   }

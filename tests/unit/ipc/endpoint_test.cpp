@@ -235,12 +235,16 @@ TEST(EndpointTest, LargeFramesQueueAndAllArrive) {
   }
   // More than a socket buffer: the rest waits in the queue until the worker reads.
   EXPECT_GT(channel.controller->queuedBytes(), 0u);
-  ASSERT_TRUE(loop.runUntil([&] {
-    for (auto& [n, o] : outcomes) {
-      if (!o.done()) return false;
-    }
-    return true;
-  }));
+  // 7 MB of JSON each way: under ASan on a loaded 2-core machine that takes seconds, so the
+  // bound is generous (it only stops a hang, it measures nothing).
+  ASSERT_TRUE(loop.runUntil(
+      [&] {
+        for (auto& [n, o] : outcomes) {
+          if (!o.done()) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(60)));
   ASSERT_EQ(sizes.size(), size_t{kCount});
   for (int n = 0; n < kCount; ++n) {
     EXPECT_EQ(sizes[n], size_t{900 * 1024} + n);
