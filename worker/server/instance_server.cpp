@@ -36,6 +36,7 @@ ipc::SandboxSummary summaryOf(const sandbox::SandboxReport& r) {
   s.landlock_scoped = sandbox::landlockScopeNames(r.landlock.scoped);
   s.seccomp_enforced = r.seccomp.enforced;
   s.seccomp_action = std::string(sandbox::seccompActionName(r.seccomp.action));
+  s.seccomp_profile = std::string(sandbox::seccompProfileName(r.seccomp.profile));
   s.allowed_syscalls = r.seccomp.allowedSyscalls;
   s.udp_datagrams = r.seccomp.udpDatagrams;
   s.degraded = r.degraded;
