@@ -183,7 +183,10 @@ void FrontSession::goLive() {
   front_ = std::move(front).value();
   front_->start();
   state_ = State::kServing;
-  Result<ipc::SandboxSummary> summary = ipc::SandboxSummary::decode(report->toJson());
+  // Through text, as on the wire: the report's signed numbers become what the decoder reads.
+  Result<ipc::SandboxSummary> summary =
+      ipc::SandboxSummary::decode(Json::parse(report->toJson().dump()));
+  if (!summary.ok()) LOG_WARN("sandbox report: %s", summary.status().message().c_str());
   ready.ok = true;
   ready.pid = ::getpid();
   if (summary.ok()) ready.sandbox = std::move(summary).value();
