@@ -36,12 +36,13 @@ std::string page(int status, std::string_view reason, std::string_view text) {
 }
 
 const std::string& refusalBytes(bool tls, int kind) {
-  static const std::string kTls[] = {alert(kUnrecognizedName), alert(kInternalError), "", ""};
+  static const std::string kTls[] = {alert(kUnrecognizedName), alert(kInternalError), "", "", ""};
   static const std::string kHttp[] = {
       page(421, "Misdirected Request", "No site here answers to this name."),
       page(503, "Service Unavailable", "The site for this name is not running."),
       page(400, "Bad Request", "This is not an HTTP/1.1 request."),
       page(431, "Request Header Fields Too Large", "The request head is too large."),
+      "",  // h2c: an HTTP/1.1 page would mean nothing to an HTTP/2 client
   };
   return tls ? kTls[kind] : kHttp[kind];
 }
@@ -172,9 +173,7 @@ FrontLoop::Verdict FrontLoop::judge(int fd) {
       return to(routes_->fallback());
     case HostPeek::Outcome::kH2cPreface:
       if (routes_->fallback() != nullptr) return to(routes_->fallback());
-      // An HTTP/1.1 page would mean nothing to an HTTP/2 client.
-      ++counters_.h2c_refused;
-      return Verdict{Kind::kClose, nullptr, {}};
+      return refused(Refusal::kNoH2c);
   }
   return refused(Refusal::kInvalid);
 }
@@ -249,6 +248,9 @@ void FrontLoop::refuse(int fd, Refusal why) {
     case Refusal::kInvalid:
     case Refusal::kTooLarge:
       ++counters_.invalid;
+      break;
+    case Refusal::kNoH2c:
+      ++counters_.h2c_refused;
       break;
   }
   // What was peeked is read now: closing a socket with unread bytes sends a reset, which

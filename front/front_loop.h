@@ -73,7 +73,7 @@ class FrontLoop {
     Waiting* prev = nullptr;
     Waiting* next = nullptr;
   };
-  enum class Refusal { kUnknownName, kUnavailable, kInvalid, kTooLarge };
+  enum class Refusal { kUnknownName, kUnavailable, kInvalid, kTooLarge, kNoH2c };
   // What the first bytes of a connection say should happen to it.
   struct Verdict {
     enum class Kind { kWait, kClose, kRoute, kRefuse } kind = Kind::kWait;

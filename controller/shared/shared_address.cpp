@@ -416,8 +416,13 @@ void SharedAddress::push() {
   for (Front& front : fronts_) pushTo(front);
 }
 
+void SharedAddress::hold(bool held) {
+  held_ = held;
+  if (!held_) push();
+}
+
 void SharedAddress::pushTo(Front& front) {
-  if (!front.process || !front.process->ready()) return;
+  if (held_ || !front.process || !front.process->ready()) return;
   std::set<std::string> listed;
   for (const Claim& claim : claims_) {
     listed.insert(claim.instance);

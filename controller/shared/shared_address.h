@@ -78,6 +78,9 @@ class SharedAddress {
   void attachFront(const state::FrontRecord& row, std::function<void()> done);
   // After re-attach: fronts that did not come back (or are missing) are started anew.
   void completeFronts();
+  // While held (a controller re-attaching), nothing is sent to the fronts: the tables they
+  // kept route on until every instance is back, and only then are replaced in full.
+  void hold(bool held);
 
   // Instance `instance` runs here; its worker slot `slot` has `loops` loops: one channel
   // each (made when missing), down until setSlotUp. Returns the receiving ends in loop
@@ -179,6 +182,7 @@ class SharedAddress {
   std::map<std::string, uint64_t> retired_handoffs_;
   RestartPolicy policy_;
   LoopTimer linger_;
+  bool held_ = false;
   bool stopping_ = false;
   std::function<void()> stopped_;
   std::vector<std::unique_ptr<FrontProcess>> graveyard_;

@@ -215,8 +215,12 @@ void SharedListeners::workerUp(const std::string& instance, uint32_t slot) {
     address->setSlotUp(instance, slot, true);
     any = true;
   }
-  // Names may have changed while it started: its instance's workers hear them again.
-  if (any && env_.push_names) env_.push_names(instance, namesFor(instance));
+  if (!any) return;
+  // The claims as they are now (a re-attach computes them here first), and its instance's
+  // workers hear them again: names may have changed while this one started.
+  computeClaims(env_.instances());
+  pushNames();
+  if (env_.push_names) env_.push_names(instance, namesFor(instance));
 }
 
 void SharedListeners::workerDown(const std::string& instance, uint32_t slot) {
@@ -350,12 +354,14 @@ void SharedListeners::reattach(std::function<void()> done) {
       bare.host = parsed->host;
       bare.port = parsed->port;
       if (orphan == nullptr) orphan = &make(row.address, bare);
+      orphan->hold(true);
       ++*waiting;
       orphan->attachFront(row, one);
       continue;
     }
     SharedAddress* address = find(row.address);
     if (address == nullptr) address = &make(row.address, *listen);
+    address->hold(true);
     ++*waiting;
     address->attachFront(row, one);
   }
@@ -364,10 +370,12 @@ void SharedListeners::reattach(std::function<void()> done) {
 
 void SharedListeners::settle() {
   std::vector<SharedAddress*> idle;
+  computeClaims(env_.instances());
   for (auto& [key, address] : addresses_) {
     if (address->stopping()) continue;
     if (address->hasMembers()) {
       address->completeFronts();
+      address->hold(false);
     } else {
       idle.push_back(address.get());
     }
