@@ -15,6 +15,7 @@ namespace {
 
 constexpr int kAcceptBatch = 64;
 constexpr int kEventBatch = 64;
+constexpr int kDrainReads = 4;  // at most 4 x 16 KiB read from a client being refused
 
 // RFC 8446 §6: a fatal alert in a TLS 1.2-versioned record (what a server that never got to
 // pick a version sends).
@@ -254,8 +255,10 @@ void FrontLoop::refuse(int fd, Refusal why) {
       break;
   }
   // What was peeked is read now: closing a socket with unread bytes sends a reset, which
-  // could destroy the answer before the client reads it.
-  while (::recv(fd, peek_.data(), peek_.size(), MSG_DONTWAIT) > 0) {
+  // could destroy the answer before the client reads it. Bounded: a client that keeps
+  // sending gets its reset rather than the front's time.
+  for (int i = 0; i < kDrainReads; ++i) {
+    if (::recv(fd, peek_.data(), peek_.size(), MSG_DONTWAIT) <= 0) break;
   }
   const std::string& answer = refusalBytes(settings_.tls, static_cast<int>(why));
   if (!answer.empty()) {

@@ -16,6 +16,7 @@
 // name claimed twice.
 //
 // Everything runs on the controller's loop; callbacks never fire from inside a call here.
+// The fronts' side is in shared_address_fronts.cpp, the channels and table here.
 #pragma once
 
 #include <uv.h>
@@ -153,6 +154,8 @@ class SharedAddress {
     std::map<std::string, uint64_t> last_handoffs;
   };
 
+  // One front's listening socket: SO_REUSEPORT (openListenSocket) and TCP_DEFER_ACCEPT.
+  common::Result<common::UniqueFd> bindFrontSocket() const;
   common::Status spawnFront(Front& front);
   FrontProcess::Callbacks callbacks();
   Front* frontOf(const FrontProcess& process);

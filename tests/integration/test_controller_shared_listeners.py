@@ -367,7 +367,8 @@ def test_unknown_names_without_a_default_are_refused_and_h2c_closed():
 
 def test_stop_start_and_reload_of_one_instance_lose_nothing_for_the_others():
     plain_port = free_port()
-    with Controller() as c:
+    # Two fronts on the address: each table update reaches both before a channel goes.
+    with Controller(extra_args=["--front-processes", "2"]) as c:
         names = start_trio(c, None, plain_port)
         with HostLoad(plain_port, "blog.test", b"blog\n") as blog, \
                 HostLoad(plain_port, "x.test", b"home\n") as home:
@@ -391,6 +392,7 @@ def test_stop_start_and_reload_of_one_instance_lose_nothing_for_the_others():
             c.ctl("instance", "restart", names["shop"])
             home.wait_for(50)
             blog.wait_for(50)
+            assert len(front_pids(c, plain_port)) == 2
         assert not blog.failures, blog.failures[:5]
         assert not home.failures, home.failures[:5]
         assert blog.ok > 200 and home.ok > 200
