@@ -2,12 +2,13 @@
 # with its sysusers and tmpfiles files, /etc/scalws (the unit's options and an example
 # instance config), the example site, the man pages and bash completion for scalwsctl.
 #
-#   sbin:  scalwsd, scalws-controller (the controller looks for scalwsd beside itself)
+#   sbin:  scalwsd, scalws-controller, scalws-front (the controller looks for scalwsd and
+#          scalws-front beside itself)
 #   bin:   scalwsctl
 set(deploy ${CMAKE_SOURCE_DIR}/deploy)
 set(generated ${CMAKE_BINARY_DIR}/generated/install)
 
-install(TARGETS scalwsd scalws-controller RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR})
+install(TARGETS scalwsd scalws-controller scalws-front RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR})
 install(TARGETS scalwsctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # systemd's directories: where systemd.pc says for a /usr install (Debian 12: the unit in

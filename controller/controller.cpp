@@ -31,20 +31,21 @@ namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR2};
 
-// --scalwsd, or the scalwsd next to this executable.
-Result<std::string> resolveScalwsd(const std::string& flag) {
+// `flag`, or the program called `name` next to this executable.
+Result<std::string> resolveSibling(const std::string& flag, const std::string& name,
+                                   const std::string& option) {
   std::string path = flag;
   if (path.empty()) {
     char self[PATH_MAX];
     ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0) return common::errnoStatus(errno, "readlink /proc/self/exe");
     self[n] = '\0';
-    path = std::filesystem::path(self).parent_path() / "scalwsd";
+    path = std::filesystem::path(self).parent_path() / name;
   }
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(path, ec);
   if (ec || ::access(absolute.c_str(), X_OK) != 0) {
-    return common::notFound("no executable scalwsd at " + path + " (use --scalwsd PATH)");
+    return common::notFound("no executable " + name + " at " + path + " (use " + option + " PATH)");
   }
   return absolute.string();
 }
@@ -69,7 +70,8 @@ Result<std::unique_ptr<Controller>> Controller::create(const ControllerOptions& 
   SCALWS_ASSIGN_OR_RETURN(state::StateStore store,
                           state::StateStore::open(state::StateStore::dbPath(options.state_dir),
                                                   cpu::CpuAllocator(std::move(host))));
-  SCALWS_ASSIGN_OR_RETURN(std::string scalwsd, resolveScalwsd(options.scalwsd));
+  SCALWS_ASSIGN_OR_RETURN(std::string scalwsd,
+                          resolveSibling(options.scalwsd, "scalwsd", "--scalwsd"));
   std::unique_ptr<Controller> controller(new Controller(options, std::move(lock), std::move(store),
                                                         std::move(scalwsd), std::move(reserved)));
   controller->accounts_ = accounts ? std::move(accounts) : std::make_unique<SystemAccounts>();
@@ -107,6 +109,7 @@ Controller::Controller(ControllerOptions options, state::StateLock lock, state::
 Controller::~Controller() {
   supervisors_.clear();
   removed_.clear();
+  shared_.reset();
   server_.reset();
   metrics_http_.reset();
   dashboard_.reset();
@@ -161,6 +164,7 @@ Status Controller::startUp() {
   server_ = std::move(server).value();
   SCALWS_RETURN_IF_ERROR(startDashboard());
 
+  startShared();
   Result<std::vector<state::InstanceRecord>> all = store_.listInstances();
   if (!all.ok()) return all.status();
   for (const state::InstanceRecord& record : *all) supervisorFor(record);
@@ -196,6 +200,7 @@ InstanceSupervisor& Controller::supervisorFor(const state::InstanceRecord& recor
   env.metrics = metrics_.get();
   env.ticket_secret = instanceTicketSecret(host_ticket_secret_, record.name);
   env.app_dir = options_.app_dir;
+  env.shared = shared_.get();
   auto sup = std::make_unique<InstanceSupervisor>(std::move(env), record);
   InstanceSupervisor& ref = *sup;
   supervisors_[record.name] = std::move(sup);
@@ -209,7 +214,63 @@ InstanceSupervisor* Controller::find(const std::string& name) const {
 
 // --- start-up ----------------------------------------------------------------------------
 
+void Controller::startShared() {
+  SharedListeners::Env env;
+  env.loop = &loop_;
+  env.store = &store_;
+  // Found now, used when an address is first shared: a missing binary refuses that start.
+  Result<std::string> front =
+      resolveSibling(options_.front_binary, "scalws-front", "--scalws-front");
+  env.options.front_binary = front.ok() ? *front : options_.front_binary;
+  if (!front.ok()) LOG_WARN("%s: addresses cannot be shared", front.status().message().c_str());
+  env.options.front_user = options_.front_user;
+  env.options.processes = options_.front_processes;
+  env.options.header_timeout_ms = options_.front_header_timeout_ms;
+  env.options.max_waiting = options_.front_max_waiting;
+  env.options.restart = options_.restart;
+  env.instances = [this] { return instanceViews(); };
+  env.push_names = [this](const std::string& instance,
+                          const std::vector<ipc::SharedAddressNames>& names) {
+    if (InstanceSupervisor* sup = find(instance)) sup->pushSharedNames(names);
+  };
+  env.ensure_user = [this]() -> Status {
+    if (accounts_->lookUp(options_.front_user).ok()) return common::okStatus();
+    Result<Account> made =
+        accounts_->create(options_.front_user, "ScalWS fronts of shared addresses");
+    if (!made.ok()) {
+      return Status(made.status().code(), "cannot make user " + options_.front_user +
+                                              " for the fronts: " + made.status().message());
+    }
+    LOG_INFO("user %s made for the fronts of shared addresses", options_.front_user.c_str());
+    return common::okStatus();
+  };
+  shared_ = std::make_unique<SharedListeners>(std::move(env));
+}
+
+std::vector<InstanceView> Controller::instanceViews() const {
+  std::vector<InstanceView> out;
+  for (const auto& [name, sup] : supervisors_) {
+    const std::optional<common::config::SiteConfig>& running = sup->runningSite();
+    if (running) {
+      out.push_back({name, *running, true});
+    } else if (const std::optional<common::config::SiteConfig>& stored = sup->storedSite()) {
+      out.push_back({name, *stored, false});
+    }
+  }
+  return out;
+}
+
+ipc::Json Controller::sharedAddresses(const std::optional<std::string>& instance) const {
+  if (!shared_) return ipc::Json::array();
+  return instance ? shared_->describeFor(*instance) : shared_->describe();
+}
+
 void Controller::reattachAll() {
+  // The fronts first: the workers' channels are paired with the ends they hold.
+  shared_->reattach([this] { reattachWorkers(); });
+}
+
+void Controller::reattachWorkers() {
   Result<std::vector<state::WorkerRecord>> rows = store_.listWorkers(std::nullopt);
   if (!rows.ok()) {
     LOG_ERROR("cannot read the workers table: %s", rows.status().message().c_str());
@@ -245,6 +306,7 @@ void Controller::converge() {
   auto one_done = [this](const Status&) {
     if (--start_pending_ == 0 && !shutting_down_) {
       ready_ = true;
+      shared_->settle();
       notifySystemd("READY=1");
       notifyStatus();
       LOG_INFO("converged on the state DB");
@@ -324,7 +386,7 @@ std::string Controller::renderPrometheusText() const {
   for (auto& [name, total] : metrics_->totals()) {
     list.push_back({name, total, metrics_->liveWorkers(name), metrics_->upstreamTotals(name)});
   }
-  return renderPrometheus(list);
+  return renderPrometheus(list) + (shared_ ? shared_->prometheus() : "");
 }
 
 // --- shutdown ----------------------------------------------------------------------------
@@ -357,19 +419,26 @@ void Controller::beginShutdown(ShutdownMode mode) {
   }
   if (mode == ShutdownMode::kLeaveInstances) {
     for (auto& [name, sup] : supervisors_) sup->leave();
+    if (shared_) shared_->leaveAll();
     if (pools_) pools_->leave();
     if (apps_) apps_->leave();
     deferCall(&loop_, [this] { finishShutdown(); });
     return;
   }
   if (again) return;
-  // The instances first, so their requests in flight finish on PHP; then the pools.
+  // The instances first, so their requests in flight finish on PHP; then the fronts of
+  // shared addresses (every instance there is gone), then the pools.
   auto stop_pools = [this] {
-    if (!pools_) return finishShutdown();
-    pools_->stopAll([this](const Status&) {
-      if (!apps_) return deferCall(&loop_, [this] { finishShutdown(); });
-      apps_->stopAll([this](const Status&) { deferCall(&loop_, [this] { finishShutdown(); }); });
-    });
+    if (shared_) {
+      auto stopped = std::make_shared<bool>(false);
+      shared_->stopAll([this, stopped] {
+        if (*stopped) return;
+        *stopped = true;
+        stopPools();
+      });
+      return;
+    }
+    stopPools();
   };
   stop_pending_ = supervisors_.size();
   if (stop_pending_ == 0) return deferCall(&loop_, stop_pools);
@@ -378,6 +447,14 @@ void Controller::beginShutdown(ShutdownMode mode) {
       if (--stop_pending_ == 0) deferCall(&loop_, stop_pools);
     });
   }
+}
+
+void Controller::stopPools() {
+  if (!pools_) return finishShutdown();
+  pools_->stopAll([this](const Status&) {
+    if (!apps_) return deferCall(&loop_, [this] { finishShutdown(); });
+    apps_->stopAll([this](const Status&) { deferCall(&loop_, [this] { finishShutdown(); }); });
+  });
 }
 
 void Controller::finishShutdown() {
@@ -397,10 +474,12 @@ void Controller::finishShutdown() {
   }
   // Whatever still runs was left on purpose (leave) or is being killed: let go of it.
   for (auto& [name, sup] : supervisors_) sup->leave();
+  if (shared_) shared_->leaveAll();
   if (pools_) pools_->leave();
   if (apps_) apps_->leave();
   supervisors_.clear();
   removed_.clear();
+  shared_.reset();  // after the supervisors, which point at it
   LOG_INFO("stopped");
 }
 
@@ -410,9 +489,11 @@ void Controller::instanceStored(const state::InstanceRecord& record) {
   InstanceSupervisor* sup = find(record.name);
   if (sup == nullptr) {
     supervisorFor(record);
-    return;
+  } else {
+    sup->setRecord(record);
   }
-  sup->setRecord(record);
+  // A stopped instance's names are claimed from its stored config: the fronts hear.
+  if (shared_) shared_->refresh();
 }
 
 namespace {
@@ -473,6 +554,7 @@ void Controller::remove(const std::string& name, Commit commit, Done done) {
       deferCall(&loop_, [this, name] { removed_.erase(name); });
     }
     if (metrics_) metrics_->forget(name);
+    if (shared_) shared_->refresh();  // its names are nobody's now
     LOG_INFO("instance %s removed", name.c_str());
     done(common::okStatus());
   });

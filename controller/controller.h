@@ -11,7 +11,9 @@
 //      and the managed PHP pools (each php-fpm a previous controller left is adopted, the
 //      others started; pool_manager.h);
 //   6. converge: instances whose desired state is running and that are not are started,
-//      those desired stopped that still have workers are stopped;
+//      those desired stopped that still have workers are stopped; then the shared
+//      addresses settle (fronts re-attached first, at step 4, before the workers: a
+//      worker's channels are paired with what its address's fronts hold);
 //   7. READY=1 to systemd.
 // Metrics: a MetricsCollector gets every worker's figures through the
 // supervisors; a one-second timer drives its rollups into the DB; --metrics-listen adds
@@ -40,6 +42,7 @@
 #include "controller/pools/pool_manager.h"
 #include "controller/server/control_handlers.h"
 #include "controller/server/control_server.h"
+#include "controller/shared/shared_listeners.h"
 #include "controller/state/state_disk.h"
 #include "controller/state/state_lock.h"
 #include "controller/state/state_store.h"
@@ -80,6 +83,7 @@ class Controller final : public InstanceRuntime {
   bool reloadPending(const std::string& name) const override;
   void purgeCache(const std::string& name, const ipc::CachePurge& purge, PurgeDone done) override;
   std::vector<ipc::CacheFigures> cacheFigures(const std::string& name) const override;
+  ipc::Json sharedAddresses(const std::optional<std::string>& instance) const override;
   std::optional<std::vector<ipc::PhpPoolGrant>> runningPools(
       const std::string& name) const override;
   std::optional<std::vector<ipc::AppGrant>> runningApps(const std::string& name) const override;
@@ -89,8 +93,12 @@ class Controller final : public InstanceRuntime {
  private:
   Controller(ControllerOptions options, state::StateLock lock, state::StateStore store,
              std::string scalwsd, common::CpuSet reserved);
+  void startShared();
+  std::vector<InstanceView> instanceViews() const;
 
   void reattachAll();
+  void reattachWorkers();
+  void stopPools();
   void maybeConverge();  // once re-attached and the pools had their first start
   void converge();
   void beginShutdown(ShutdownMode mode);
@@ -121,6 +129,7 @@ class Controller final : public InstanceRuntime {
   std::unique_ptr<dashboard::Dashboard> dashboard_;
   uv_timer_t* metrics_timer_ = nullptr;  // freed by its close callback (also checks the disk)
   std::unique_ptr<state::StateDisk> state_disk_;
+  std::unique_ptr<SharedListeners> shared_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> supervisors_;
   std::map<std::string, std::unique_ptr<InstanceSupervisor>> removed_;  // freed next turn
   size_t start_pending_ = 0;  // supervisors still re-attaching or converging

@@ -15,6 +15,8 @@ const char* const kControllerUsage =
     "                         [--allow-php-fpm PATH]... [--app-dir DIR] [--allow-root-instances]\n"
     "                         [--pool-log-size SIZE] [--app-log-size SIZE]\n"
     "                         [--dashboard-listen ADDR [--dashboard-auth FILE]]\n"
+    "                         [--scalws-front PATH] [--front-user USER] [--front-processes N]\n"
+    "                         [--front-header-timeout DURATION] [--front-max-waiting N]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
     "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
     "  --reserve-cpus LIST   CPUs never given to instances, e.g. 0 or 0,2-3\n"
@@ -41,6 +43,14 @@ const char* const kControllerUsage =
     "                        $5$/$6$) the dashboard asks HTTP Basic credentials of\n"
     "  --allow-root-instances  let `instance add --user` name root (a uid 0 user): its\n"
     "                        workers could then read every file of the host\n"
+    "  --scalws-front PATH   the front of shared addresses (default: scalws-front next to\n"
+    "                        this program)\n"
+    "  --front-user USER     who fronts run as (default scalws-front, made when missing)\n"
+    "  --front-processes N   fronts per shared address (default 1)\n"
+    "  --front-header-timeout DURATION  a client must name its host (SNI, Host) by then,\n"
+    "                        e.g. 10s (default)\n"
+    "  --front-max-waiting N clients one front waits on for their first bytes; past it the\n"
+    "                        oldest is closed (default 4096)\n"
     "Signals: SIGINT stops the instances gracefully, then the controller; SIGTERM does too,\n"
     "except under a systemd restart job (then the instances keep serving for the next\n"
     "controller); SIGUSR2 exits and leaves the instances serving.\n";
@@ -111,6 +121,29 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
         return common::invalidArgument(arg + " needs a size of at least 64K, not '" + text + "'");
       }
       (arg == "--pool-log-size" ? o.pool_log_size : o.app_log_size) = *size;
+    } else if (arg == "--scalws-front") {
+      SCALWS_RETURN_IF_ERROR(value(o.front_binary));
+    } else if (arg == "--front-user") {
+      SCALWS_RETURN_IF_ERROR(value(o.front_user));
+    } else if (arg == "--front-processes" || arg == "--front-max-waiting") {
+      std::string text;
+      SCALWS_RETURN_IF_ERROR(value(text));
+      bool processes = arg == "--front-processes";
+      std::optional<uint64_t> n = common::config::parseCount(text, processes ? 64 : 1'000'000);
+      if (!n) {
+        return common::invalidArgument(arg + " needs a positive integer" +
+                                       (processes ? " up to 64" : "") + ", not '" + text + "'");
+      }
+      (processes ? o.front_processes : o.front_max_waiting) = static_cast<uint32_t>(*n);
+    } else if (arg == "--front-header-timeout") {
+      std::string text;
+      SCALWS_RETURN_IF_ERROR(value(text));
+      common::Result<uint64_t> ms = common::config::parseDurationMs(text);
+      if (!ms.ok() || *ms < 100 || *ms > 3'600'000) {
+        return common::invalidArgument(
+            "--front-header-timeout needs a duration from 100ms to 1h, not '" + text + "'");
+      }
+      o.front_header_timeout_ms = *ms;
     } else if (arg == "--allow-root-instances") {
       o.allow_root_instances = true;
     } else if (arg == "--crash-limit" || arg == "--crash-window") {

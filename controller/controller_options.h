@@ -6,6 +6,8 @@
 //                     [--allow-php-fpm PATH]... [--allow-root-instances]
 //                     [--pool-log-size SIZE] [--app-dir DIR] [--app-log-size SIZE]
 //                     [--dashboard-listen ADDR [--dashboard-auth FILE]]
+//                     [--scalws-front PATH] [--front-user USER] [--front-processes N]
+//                     [--front-header-timeout DURATION] [--front-max-waiting N]
 //
 // --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
 // settings tune the crash-loop detection (restart_policy.h): N unexpected worker exits of
@@ -21,8 +23,11 @@
 // sockets (app_manager.h). --dashboard-listen (off by default) serves the read-only dashboard at
 // http://ADDR/ (dashboard/dashboard.h); on an address other than a loopback one it needs
 // --dashboard-auth, an htpasswd-style file (dashboard/htpasswd.h), or the arguments are
-// refused: the page names users, CPUs and paths that are nobody else's business. Parsing
-// is pure; main.cpp runs it.
+// refused: the page names users, CPUs and paths that are nobody else's business. The
+// --front-* options shape the fronts of addresses instances share (controller/shared/):
+// the binary (default scalws-front next to the controller), the user they run as (made
+// when missing), how many per address, how long a client may take to send what names its
+// host, and how many clients a front may wait on at once. Parsing is pure; main.cpp runs it.
 #pragma once
 
 #include <string>
@@ -53,6 +58,11 @@ struct ControllerOptions {
   uint64_t pool_log_size = kDefaultPoolLogCap;  // php-fpm.log rotates at this size
   uint64_t app_log_size = kDefaultAppLogCap;    // app.log rotates at this size
   bool allow_root_instances = false;
+  std::string front_binary;                   // "" = scalws-front next to this executable
+  std::string front_user = "scalws-front";    // the fronts' user (made when missing)
+  uint32_t front_processes = 1;               // fronts per shared address
+  uint64_t front_header_timeout_ms = 10'000;  // a client's first bytes must name its host
+  uint32_t front_max_waiting = 4096;          // clients one front reads the first bytes of
   RestartLimits restart;
   bool help = false;
   bool version = false;

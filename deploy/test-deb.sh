@@ -94,7 +94,7 @@ in_root -- "
 step "the installed package"
 in_root -- '
   set -e
-  for f in /usr/sbin/scalwsd /usr/sbin/scalws-controller /usr/bin/scalwsctl; do
+  for f in /usr/sbin/scalwsd /usr/sbin/scalws-controller /usr/sbin/scalws-front /usr/bin/scalwsctl; do
     test -x $f || { echo "missing $f"; exit 1; }
   done
   for f in /lib/systemd/system/scalws-controller.service /usr/lib/sysusers.d/scalws.conf \

@@ -8,6 +8,7 @@ namespace {
 constexpr Role kController = Role::kController;
 constexpr Role kWorker = Role::kWorker;
 constexpr Role kCtl = Role::kCtl;
+constexpr Role kFront = Role::kFront;
 constexpr Access kRead = Access::kRead;
 constexpr Access kWrite = Access::kWrite;
 
@@ -26,6 +27,22 @@ constexpr std::array kOps = {
            "a new stderr (one fd: a pipe the re-attached controller reads)"},
     OpSpec{op::kCachePurge, kController, kWorker, kWrite, true,
            "drop cached answers (a URL, a prefix, all)"},
+    OpSpec{op::kSharedNames, kController, kWorker, kWrite, true,
+           "who claims which names on the shared addresses it listens on"},
+
+    // Front channel (socketpair per front of a shared address).
+    OpSpec{op::kFrontHello, kFront, kController, kRead, true, "a front announces itself"},
+    OpSpec{op::kFrontConfig, kController, kFront, kWrite, true,
+           "its address, limits and user, with the listening socket"},
+    OpSpec{op::kFrontReady, kFront, kController, kRead, true, "it accepts (or says why not)"},
+    OpSpec{op::kFrontRoute, kController, kFront, kWrite, true,
+           "an instance's names and the channels to its workers, as fds"},
+    OpSpec{op::kFrontUnroute, kController, kFront, kWrite, true, "forget an instance"},
+    OpSpec{op::kFrontStop, kController, kFront, kWrite, true,
+           "stop accepting, hand over what waits, exit"},
+    OpSpec{op::kFrontMetrics, kFront, kController, kRead, false, "periodic counters"},
+    OpSpec{op::kFrontStderr, kController, kFront, kWrite, true,
+           "a new stderr (one fd) for a re-attached controller"},
 
     // Control socket (scalwsctl -> controller).
     OpSpec{op::kStatus, kCtl, kController, kRead, true, "controller and host summary"},
@@ -70,6 +87,8 @@ std::string_view roleName(Role role) {
       return "worker";
     case Role::kCtl:
       return "scalwsctl";
+    case Role::kFront:
+      return "front";
   }
   return "unknown";
 }

@@ -24,6 +24,16 @@ inline constexpr std::string_view kStop = "stop";
 inline constexpr std::string_view kMetrics = "metrics";
 inline constexpr std::string_view kStderr = "stderr";
 inline constexpr std::string_view kCachePurge = "cache_purge";
+inline constexpr std::string_view kSharedNames = "shared_names";
+// Front channel (a socketpair per front; its attach socket after a controller restart).
+inline constexpr std::string_view kFrontHello = "front.hello";
+inline constexpr std::string_view kFrontConfig = "front.config";
+inline constexpr std::string_view kFrontReady = "front.ready";
+inline constexpr std::string_view kFrontRoute = "front.route";
+inline constexpr std::string_view kFrontUnroute = "front.unroute";
+inline constexpr std::string_view kFrontStop = "front.stop";
+inline constexpr std::string_view kFrontMetrics = "front.metrics";
+inline constexpr std::string_view kFrontStderr = "front.stderr";
 // Control socket (scalwsctl -> controller).
 inline constexpr std::string_view kStatus = "status";
 inline constexpr std::string_view kCpuList = "cpu.list";
@@ -56,7 +66,7 @@ inline constexpr std::string_view kAppAssign = "app.assign";
 inline constexpr std::string_view kAppRelease = "app.release";
 }  // namespace op
 
-enum class Role { kController, kWorker, kCtl };
+enum class Role { kController, kWorker, kCtl, kFront };
 
 // kWrite ops change state; over the control socket only root and group scalws may send
 // them. Worker-channel ops are marked too, but there the peer is trusted by construction.

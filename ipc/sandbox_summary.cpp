@@ -119,7 +119,8 @@ Json SandboxSummary::encode() const {
            {{"enforced", seccomp_enforced},
             {"action", seccomp_action},
             {"allowed_syscalls", allowed_syscalls},
-            {"udp_datagrams", udp_datagrams}}},
+            {"udp_datagrams", udp_datagrams},
+            {"profile", seccomp_profile}}},
           {"degraded", degraded},
           {"verified", verified}};
 }
@@ -147,6 +148,13 @@ Result<SandboxSummary> SandboxSummary::decode(const Json& j) {
   auto sc = j.find("seccomp");
   if (sc != j.end() && sc->is_object() && sc->contains("udp_datagrams")) {
     r.flag("seccomp", "udp_datagrams", s.udp_datagrams);
+  }
+  // Absent from a worker built before fronts existed: a worker's list.
+  if (sc != j.end() && sc->is_object() && sc->contains("profile")) {
+    r.text("seccomp", "profile", s.seccomp_profile);
+    if (s.seccomp_profile != "worker" && s.seccomp_profile != "front") {
+      return common::invalidArgument("sandbox report: \"seccomp.profile\" must be worker or front");
+    }
   }
   r.list(nullptr, "degraded", s.degraded, "a list of strings", oneText);
   r.flag(nullptr, "verified", s.verified);

@@ -46,7 +46,8 @@ struct SandboxSummary {
   bool seccomp_enforced = false;
   std::string seccomp_action;
   uint64_t allowed_syscalls = 0;
-  bool udp_datagrams = false;  // HTTP/3: datagrams on the inherited UDP sockets allowed
+  bool udp_datagrams = false;              // HTTP/3: datagrams on the inherited UDP sockets allowed
+  std::string seccomp_profile = "worker";  // whose allow-list: "worker" or "front"
   std::vector<std::string> degraded;
   bool verified = false;  // it read its own /proc/self/status back and it agreed
 

@@ -43,6 +43,7 @@ Json specJson(const ListenerSpec& s) {
     out["quic"] = true;
     out["steering"] = s.steering;
   }
+  if (s.handoff) out["handoff"] = true;
   return out;
 }
 
@@ -66,6 +67,13 @@ Result<ListenerSpec> specFrom(const Json& entry) {
     if (!quic.ok()) return quic.status();
     s.quic = *quic;
   }
+  if (entry.contains("handoff")) {
+    Result<bool> handoff = boolField(entry, "handoff");
+    if (!handoff.ok()) return handoff.status();
+    s.handoff = *handoff;
+  }
+  if (s.handoff && s.quic)
+    return common::invalidArgument("a listener is quic or handoff, not both");
   if (s.quic) {
     // A reuseport group holds at most 0xffff sockets: the id is 16 bits in the CID.
     Result<uint32_t> steering = boundedUint(entry, "steering", 0xfffe);
@@ -263,6 +271,7 @@ Json ListenersArgs::encode() const {
   for (const ListenerSpec& s : listeners) list.push_back(specJson(s));
   Json out = {{"listeners", std::move(list)}};
   if (!caches.empty()) out["caches"] = caches;
+  if (!shared.empty()) sharedNamesInto(shared, out);
   return out;
 }
 
@@ -286,6 +295,9 @@ Result<ListenersArgs> ListenersArgs::decode(const Json& args) {
       l.caches.push_back(name.get<std::string>());
     }
   }
+  Result<std::vector<SharedAddressNames>> shared = sharedNamesFrom(args);
+  if (!shared.ok()) return bad("listeners", shared.status());
+  l.shared = std::move(shared).value();
   return l;
 }
 

@@ -7,7 +7,8 @@
 //   ctl    -> config     ConfigArgs      what to be: WorkerSettings + controller_uid + the
 //                                        instance's TLS ticket secret
 //   ctl    -> listeners  ListenersArgs   + one fd per entry, in order (bound, listening;
-//                                        a quic entry's fd is a bound UDP socket), then
+//                                        a quic entry's fd is a bound UDP socket, a
+//                                        handoff entry's a shared address's channel), then
 //                                        one per cache: its memory tier (a memfd)
 //   worker -> ready      ReadyArgs       it serves (pid, loops, listeners with their fd
 //                                        numbers, the sandbox report), or why not
@@ -19,6 +20,9 @@
 //                                        controller that died)
 //   ctl    -> cache_purge CachePurge     drop cached answers (cache_messages.h); answered
 //                                        with a CachePurgeResult
+//   ctl    -> shared_names {shared}      who claims which names on the shared addresses it
+//                                        listens on (shared_names.h), in force for the
+//                                        connections handed over from then on
 // A controller that re-attaches after a restart connects to the worker's attach socket and
 // gets a hello with `attached` set: the worker's state, its WorkerSettings and its
 // listeners. The controller takes none of it on trust (controller/instances/).
@@ -43,6 +47,7 @@
 #include "ipc/message.h"
 #include "ipc/php_pool_grants.h"
 #include "ipc/sandbox_summary.h"
+#include "ipc/shared_names.h"
 
 namespace scalws::ipc {
 
@@ -60,6 +65,10 @@ struct ListenerSpec {
   // the wire for a TCP listener, so a worker without HTTP/3 is understood.
   bool quic = false;
   uint32_t steering = 0;
+  // A channel of a shared address instead of a listening socket: one end of a
+  // SOCK_SEQPACKET socketpair on which the address's front hands over connections, one
+  // descriptor per message (front_messages.h). Absent on the wire otherwise.
+  bool handoff = false;
 
   friend bool operator==(const ListenerSpec&, const ListenerSpec&) = default;
 };
@@ -119,6 +128,8 @@ struct ListenersArgs {
   // The memory tier of each [cache.NAME] of the config, by name: caches[j] is the
   // (listeners.size() + j)-th fd. Absent on the wire when there are none.
   std::vector<std::string> caches;
+  // The names on each shared address among the listeners (absent when none is shared).
+  std::vector<SharedAddressNames> shared = {};
 
   Json encode() const;
   static common::Result<ListenersArgs> decode(const Json& args);

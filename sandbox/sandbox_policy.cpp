@@ -94,6 +94,7 @@ Result<SandboxPolicy> buildSandboxPolicy(const SandboxInputs& in) {
   policy.unixConnect = in.unixConnect;
   policy.udpDatagrams = in.udpDatagrams;
   policy.seccompAction = in.seccompAction;
+  policy.seccompProfile = in.seccompProfile;
 
   if (!in.user.empty()) {
     Result<Identity> id = resolveIdentity(in.user);
@@ -155,6 +156,10 @@ Result<SeccompAction> parseSeccompAction(std::string_view text) {
 
 std::string_view seccompActionName(SeccompAction action) {
   return action == SeccompAction::kKill ? "kill" : "errno";
+}
+
+std::string_view seccompProfileName(SeccompProfile profile) {
+  return profile == SeccompProfile::kFront ? "front" : "worker";
 }
 
 std::string_view pathAccessName(PathAccess access) {

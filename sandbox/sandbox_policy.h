@@ -29,6 +29,11 @@ enum class SandboxMode { kOff, kOn, kRequired };
 // the kernel's audit), or kill the whole process with SIGSYS.
 enum class SeccompAction { kErrno, kKill };
 
+// Which seccomp allow-list the process loads: a worker's (seccomp_allow_list.h) or the
+// much smaller one of a shared address's front (seccomp_front_list.h), which opens no file
+// and no socket of its own.
+enum class SeccompProfile { kWorker, kFront };
+
 enum class PathAccess {
   kReadOnly,   // read files, list directories; never write, truncate or execute
   kReadWrite,  // directories: create, write, truncate, rename, remove beneath;
@@ -70,6 +75,7 @@ struct SandboxPolicy {
   bool unixConnect = false;               // socket(AF_UNIX) allowed (PHP-FPM on a unix socket)
   bool udpDatagrams = false;              // recvmmsg allowed (HTTP/3 on inherited UDP sockets)
   SeccompAction seccompAction = SeccompAction::kErrno;
+  SeccompProfile seccompProfile = SeccompProfile::kWorker;
 };
 
 // Plain inputs for buildSandboxPolicy(); every path must be absolute.
@@ -85,6 +91,7 @@ struct SandboxInputs {
   bool udpDatagrams = false;                // HTTP/3 listeners: batched datagram receives
   SandboxMode mode = SandboxMode::kOn;
   SeccompAction seccompAction = SeccompAction::kErrno;
+  SeccompProfile seccompProfile = SeccompProfile::kWorker;
 };
 
 // Resolves the user and its groups, checks and normalises paths and ports. Refuses uid 0
@@ -100,6 +107,7 @@ std::string_view sandboxModeName(SandboxMode mode);
 // "errno" | "kill"
 common::Result<SeccompAction> parseSeccompAction(std::string_view text);
 std::string_view seccompActionName(SeccompAction action);
+std::string_view seccompProfileName(SeccompProfile profile);  // "worker" | "front"
 std::string_view pathAccessName(PathAccess access);
 std::string_view pathKindName(PathKind kind);
 

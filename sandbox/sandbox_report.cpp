@@ -117,7 +117,8 @@ std::vector<std::string> SandboxReport::toLines() const {
     lines.push_back(
         "seccomp: enforced, action " +
         std::string(seccomp.action == SeccompAction::kKill ? "kill process" : "EPERM, logged") +
-        ", " + std::to_string(seccomp.allowedSyscalls) + " syscalls allowed (" +
+        ", " + std::string(seccompProfileName(seccomp.profile)) + " allow-list, " +
+        std::to_string(seccomp.allowedSyscalls) + " syscalls allowed (" +
         std::to_string(seccomp.rules) + " rules)");
     if (seccomp.udpDatagrams) {
       lines.push_back(
@@ -161,6 +162,7 @@ nlohmann::json SandboxReport::toJson() const {
        {{"enforced", seccomp.enforced},
         {"action", seccompActionName(seccomp.action)},
         {"list", seccomp.denyList ? "deny" : "allow"},
+        {"profile", seccompProfileName(seccomp.profile)},
         {"allowed_syscalls", seccomp.allowedSyscalls},
         {"denied_syscalls", seccomp.deniedSyscalls},
         {"rules", seccomp.rules},

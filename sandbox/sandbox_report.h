@@ -52,8 +52,9 @@ struct SeccompReport {
   // An app's filter (exec_sandbox.h) is a deny-list: everything but deniedSyscalls passes.
   bool denyList = false;
   size_t deniedSyscalls = 0;
-  std::vector<std::string> notOnThisArch;  // table names this architecture lacks
-  bool udpDatagrams = false;               // HTTP/3's recvmmsg is in the filter
+  std::vector<std::string> notOnThisArch;            // table names this architecture lacks
+  bool udpDatagrams = false;                         // HTTP/3's recvmmsg is in the filter
+  SeccompProfile profile = SeccompProfile::kWorker;  // whose allow-list
 };
 
 struct SandboxReport {

@@ -11,6 +11,7 @@
 
 #include "sandbox/seccomp_allow_list.h"
 #include "sandbox/seccomp_context.h"
+#include "sandbox/seccomp_front_list.h"
 
 namespace scalws::sandbox {
 namespace {
@@ -48,7 +49,11 @@ Result<Filter> buildFilter(const SandboxPolicy& policy, SeccompReport& report) {
   report.action = policy.seccompAction;
   pid_t self = getpid();
   std::vector<int> allowed;
-  for (const SyscallAllowance& entry : seccompAllowList()) {
+  report.profile = policy.seccompProfile;
+  std::span<const SyscallAllowance> list = policy.seccompProfile == SeccompProfile::kFront
+                                               ? seccompFrontAllowList()
+                                               : seccompAllowList();
+  for (const SyscallAllowance& entry : list) {
     if (entry.onlyWithUnixConnect && !policy.unixConnect) continue;
     if (entry.onlyWithUdpDatagrams && !policy.udpDatagrams) continue;
     int nr = seccomp_syscall_resolve_name(entry.name);

@@ -594,7 +594,33 @@ def render_table(summary):
                 lines.append(f"{'':<20}     cpu ratio against the generator's CPU per request"
                              f"{' (vs ' + c + ')' if len(servers) > 2 else ''}: "
                              f"{_fmt_ratio(comp['cpu_gen_ratio'])}")
+    lines += _shared_lines(summary["scenarios"], a)
     return "\n".join(lines) + "\n"
+
+
+def _shared_lines(scenarios, server):
+    """A "-shared" scenario against its base in the same run, for `server` (ScalWS): what
+    the hand-off through a shared address's front costs (bench/TARGETS.md)."""
+    by_name = {row["name"]: row for row in scenarios}
+    out = []
+    for row in scenarios:
+        if not row["name"].endswith("-shared"):
+            continue
+        base = by_name.get(row["name"][:-len("-shared")])
+        if base is None:
+            continue
+        ps, pb = row["per_server"].get(server, {}), base["per_server"].get(server, {})
+        usable = all(p.get("status") not in (None, "n/a", "failed") and p.get("rps_median")
+                     and p.get("cpu_us_per_req_median") for p in (ps, pb))
+        if not usable:
+            out.append(f"{row['name']:<20} n/a against {base['name']}")
+            continue
+        out.append(f"{row['name']:<20} req/s {ps['rps_median'] / pb['rps_median']:.3f}, "
+                   f"µs/req {ps['cpu_us_per_req_median'] / pb['cpu_us_per_req_median']:.3f} "
+                   f"(medians of {server}, against {base['name']} in this run)")
+    if out:
+        out = ["", "shared address / direct listener:"] + out
+    return out
 
 
 def render_quick(summary):

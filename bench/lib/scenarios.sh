@@ -14,12 +14,18 @@
 #            (hello-world Node.js processes, a unix socket each) or python (gunicorn)
 #   tls      1: https with the run's self-signed certificate
 #   expect   what the pre-flight check requires: "size:N" (body length) or a body substring
+#
+# A "-shared" scenario is its base scenario with ScalWS's instance behind a shared address
+# (scenario_share): the scalws-controller runs it as the default instance of an address a
+# second instance shares, so every connection goes through the address's front. nginx and
+# h2o serve the base's config. Compare ScalWS's row with the base's in the same run: that
+# ratio is what the hand-off costs (bench/README.md, "Shared addresses").
 
 BENCH_SCENARIOS=(static-small static-1m respond proxy proxy-churn cache-hit
-  tls-h2-static-small h3-static-small php node python)
+  tls-h2-static-small h3-static-small php node python static-small-shared proxy-churn-shared)
 
 declare -gA SC_TOOL=() SC_PATH=() SC_CONNS=() SC_STREAMS=() SC_CHURN=() SC_PEER=() \
-  SC_TLS=() SC_EXPECT=()
+  SC_TLS=() SC_EXPECT=() SC_BASE=() SC_SHARED=()
 
 scenario_define() {
   local name=$1 tool=$2 path=$3 conns=$4 streams=$5 churn=$6 peer=$7 tls=$8 expect=$9
@@ -31,6 +37,18 @@ scenario_define() {
   SC_PEER[$name]=$peer
   SC_TLS[$name]=$tls
   SC_EXPECT[$name]=$expect
+  SC_BASE[$name]=$name
+  SC_SHARED[$name]=0
+}
+
+# scenario_share NAME BASE: BASE's settings and configs, ScalWS behind a shared address.
+scenario_share() {
+  local name=$1 base=$2
+  scenario_define "$name" "${SC_TOOL[$base]}" "${SC_PATH[$base]}" "${SC_CONNS[$base]}" \
+    "${SC_STREAMS[$base]}" "${SC_CHURN[$base]}" "${SC_PEER[$base]}" "${SC_TLS[$base]}" \
+    "${SC_EXPECT[$base]}"
+  SC_BASE[$name]=$base
+  SC_SHARED[$name]=1
 }
 
 # Concurrency defaults come from `bench/run.sh --tune` runs on the 2-core reference
@@ -49,5 +67,7 @@ scenario_define h3-static-small     h3load /small.txt    16    8       0     non
 scenario_define php                 wrk    /index.php    8     1       0     php      0   "hello from php"
 scenario_define node                wrk    /node         64    1       0     node     0   "hello from node"
 scenario_define python              wrk    /python       16    1       0     python   0   "hello from python"
+scenario_share static-small-shared static-small
+scenario_share proxy-churn-shared proxy-churn
 
 scenario_exists() { [[ -n ${SC_TOOL[$1]:-} ]]; }

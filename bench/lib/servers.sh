@@ -11,7 +11,7 @@
 
 # Per server name ("scalws", "nginx", "nginx#2"):
 declare -gA SRV_KIND=() SRV_DIR=() SRV_PORT=() SRV_PID=() SRV_CONF=() SRV_NA=() \
-  SRV_PIDSET=() SRV_BIN=()
+  SRV_PIDSET=() SRV_BIN=() SRV_SHARED=()
 
 # The scalwsd binary of a server spec "KIND[@BUILD]": BUILD is a build directory (its
 # bin/scalwsd) or a scalwsd binary, relative to the current directory or the repository;
@@ -125,6 +125,7 @@ prepare_tls() {
 # `scalwsd --check-config` refuses the config).
 server_prepare() {
   local name=$1 kind=$2 scenario=$3 slug dir port
+  local config=${SC_BASE[$scenario]:-$scenario}  # a -shared scenario uses its base's
   slug=${name//[#@\/]/-}
   dir=$RUNDIR/srv/$scenario/$slug
   rm -rf "$dir"
@@ -135,6 +136,8 @@ server_prepare() {
   SRV_PORT[$name]=$port
   SRV_PID[$name]=""
   SRV_NA[$name]=""
+  SRV_SHARED[$name]=0
+  [[ ${SC_SHARED[$scenario]:-0} == 1 && $kind == scalws* ]] && SRV_SHARED[$name]=1
   local -a vars=(
     "PORT=$port" "SRVDIR=$dir" "DOCROOT=$DOCROOT" "WORKERS=$WORKERS"
     "UPSTREAM_PORT=${PEER_UP_PORT:-0}" "PHP_SOCK=${PHP_SOCK:-/nonexistent}"
@@ -144,13 +147,13 @@ server_prepare() {
   )
   case $kind in
     nginx)
-      if [[ ! -r $BENCH_DIR/configs/nginx/$scenario.conf.in ]]; then
+      if [[ ! -r $BENCH_DIR/configs/nginx/$config.conf.in ]]; then
         SRV_NA[$name]="no nginx config for $scenario (Debian's nginx 1.22 has no HTTP/3)"
         return 1
       fi
       local reuse=""
       ((WORKERS > 1)) && reuse=" reuseport"
-      render_template "$BENCH_DIR/configs/nginx/$scenario.conf.in" "$dir/site.conf" \
+      render_template "$BENCH_DIR/configs/nginx/$config.conf.in" "$dir/site.conf" \
         "${vars[@]}" "REUSEPORT=$reuse"
       render_template "$BENCH_DIR/configs/nginx/main.conf.in" "$dir/nginx.conf" "${vars[@]}" \
         "USER_LINE=$(nginx_user_line)" "AFFINITY=$(nginx_affinity "$SERVER_CPUS" "$WORKERS")"
@@ -161,14 +164,14 @@ server_prepare() {
       fi
       ;;
     h2o)
-      if [[ ! -f $BENCH_DIR/configs/h2o/$scenario.yaml.in ]]; then
-        SRV_NA[$name]=$(cat "$BENCH_DIR/configs/h2o/$scenario.na" 2>/dev/null ||
-          echo "no bench/configs/h2o/$scenario.yaml.in")
+      if [[ ! -f $BENCH_DIR/configs/h2o/$config.yaml.in ]]; then
+        SRV_NA[$name]=$(cat "$BENCH_DIR/configs/h2o/$config.na" 2>/dev/null ||
+          echo "no bench/configs/h2o/$config.yaml.in")
         return 1
       fi
       render_template "$BENCH_DIR/configs/h2o/_main.yaml.in" "$dir/main.part" "${vars[@]}" \
         "USER_LINE=$(h2o_user_line)"
-      render_template "$BENCH_DIR/configs/h2o/$scenario.yaml.in" "$dir/site.part" "${vars[@]}"
+      render_template "$BENCH_DIR/configs/h2o/$config.yaml.in" "$dir/site.part" "${vars[@]}"
       { cat "$dir/main.part"; echo; cat "$dir/site.part"; } >"$dir/h2o.yaml"
       rm -f "$dir/main.part" "$dir/site.part"
       SRV_CONF[$name]=$dir/h2o.yaml
@@ -180,13 +183,17 @@ server_prepare() {
     scalws | scalws-nosandbox | scalws-nometrics)
       local sandbox=true bin=${SERVER_BIN[$name]}
       SRV_BIN[$name]=$bin
+      if [[ ${SC_SHARED[$scenario]:-0} == 1 ]]; then
+        shared_prepare "$name" "$kind" "$scenario" "$config" "${vars[@]}"
+        return
+      fi
       [[ $kind == scalws-nosandbox ]] && sandbox=false
       local server_part
       server_part=$(mktemp "$dir/server.XXXXXX")
       render_template "$BENCH_DIR/configs/scalws/_server.toml.in" "$server_part" "${vars[@]}" \
         "USER_LINE=$(scalws_user_line)" "CPUS_TOML=$(cpus_toml "$SERVER_CPUS")" \
         "SANDBOX=$sandbox" "MODE=$SCALWS_MODE"
-      render_template "$BENCH_DIR/configs/scalws/$scenario.toml.in" "$dir/site.part" \
+      render_template "$BENCH_DIR/configs/scalws/$config.toml.in" "$dir/site.part" \
         "${vars[@]}"
       { cat "$server_part"; echo; cat "$dir/site.part"; } >"$dir/scalws.toml"
       rm -f "$server_part" "$dir/site.part"
@@ -209,10 +216,84 @@ server_prepare() {
   return 0
 }
 
+# ScalWS behind a shared address (a -shared scenario): the scenario's site is the default
+# instance of 127.0.0.1:PORT under a scalws-controller of its own, and a second instance
+# claims another name there, so the address is shared and every connection of the load
+# goes through its front (wrk's Host, 127.0.0.1:PORT, is a name nobody claims). Only the
+# plain kind, and only as root: the controller binds, spawns and drops privileges.
+shared_prepare() {
+  local name=$1 kind=$2 scenario=$3 config=$4 dir=${SRV_DIR[$1]} bin=${SRV_BIN[$1]}
+  shift 4
+  if [[ $kind != scalws ]]; then
+    SRV_NA[$name]="a shared address runs under the controller, which has no $kind variant"
+    return 1
+  fi
+  if [[ $(id -u) != 0 ]]; then
+    SRV_NA[$name]="a shared address needs scalws-controller, which runs as root"
+    return 1
+  fi
+  local bindir=${bin%/*}
+  if [[ ! -x $bindir/scalws-controller || ! -x $bindir/scalwsctl || ! -x $bindir/scalws-front ]]; then
+    SRV_NA[$name]="no scalws-controller, scalwsctl and scalws-front beside $bin"
+    return 1
+  fi
+  render_template "$BENCH_DIR/configs/scalws/$config.toml.in" "$dir/site.toml" "$@"
+  # The default of the address: the load's Host names nobody.
+  sed -i '0,/^address = /{/^address = /a default = true
+}' "$dir/site.toml"
+  printf '[[listen]]\naddress = "127.0.0.1:%s"\nnames = ["other.invalid"]\n[[route]]\nrespond = { body = "other\\n" }\n' \
+    "${SRV_PORT[$name]}" >"$dir/other.toml"
+  SRV_CONF[$name]=$dir/site.toml
+  if ! "$bin" --check-config "$dir/site.toml" >"$dir/check.log" 2>&1; then
+    SRV_NA[$name]="scalwsd --check-config refused it: $(head -c 300 "$dir/check.log" | tr '\n' ' ')"
+    return 1
+  fi
+  return 0
+}
+
+shared_start() {
+  local name=$1 dir=${SRV_DIR[$1]} port=${SRV_PORT[$1]} bin=${SRV_BIN[$1]} pid
+  local bindir=${bin%/*} ctl
+  ctl=("$bindir/scalwsctl" --socket "$dir/control.sock")
+  taskset -c "$SERVER_CPUS" "$bindir/scalws-controller" --state-dir "$dir/state" \
+    --socket "$dir/control.sock" --scalwsd "$bin" --scalws-front "$bindir/scalws-front" \
+    --front-user nobody >"$dir/stdout.log" 2>&1 &
+  pid=$!
+  register_proc "$pid"
+  SRV_PID[$name]=$pid
+  local i
+  for ((i = 0; i < 200; i++)); do
+    "${ctl[@]}" status >/dev/null 2>&1 && break
+    proc_is_ours "$pid" || break
+    sleep 0.05
+  done
+  local user=nobody
+  id www-data >/dev/null 2>&1 && user=www-data
+  if ! "${ctl[@]}" instance add bench --config "$dir/site.toml" --cpus "$WORKERS" \
+      --mode "$SCALWS_MODE" --shared-cpus --user "$user" >>"$dir/ctl.log" 2>&1 ||
+    ! "${ctl[@]}" instance add other --config "$dir/other.toml" --shared-cpus \
+      --user nobody >>"$dir/ctl.log" 2>&1 ||
+    ! "${ctl[@]}" instance start bench >>"$dir/ctl.log" 2>&1 ||
+    ! "${ctl[@]}" instance start other >>"$dir/ctl.log" 2>&1 ||
+    ! wait_for_listen "$port" "$pid" 10; then
+    warn "$name (shared) did not start on 127.0.0.1:$port; its logs:"
+    tail -n 20 "$dir/ctl.log" "$dir/stdout.log" >&2 2>/dev/null || true
+    stop_proc "$pid" 40
+    SRV_PID[$name]=""
+    return 1
+  fi
+  SRV_PIDSET[$name]=$(server_core_pids "$name" | paste -sd' ' -)
+  return 0
+}
+
 # Starts a prepared server pinned to SERVER_CPUS and waits until it listens.
 server_start() {
   local name=$1 dir=${SRV_DIR[$1]} port=${SRV_PORT[$1]} pid
   port_is_free "$port" || die "port $port is already in use; refusing to start $name on it"
+  if [[ ${SRV_SHARED[$name]:-0} == 1 ]]; then
+    shared_start "$name"
+    return
+  fi
   case ${SRV_KIND[$name]} in
     nginx)
       taskset -c "$SERVER_CPUS" "$NGINX_BIN" -p "$dir" -c "${SRV_CONF[$name]}" \
@@ -260,11 +341,13 @@ server_alive() {
   return 0
 }
 
-# Stops a server by PID and checks that nothing listens on its port afterwards.
+# Stops a server by PID and checks that nothing listens on its port afterwards. A
+# controller (a shared address) stops its instances and fronts first, which takes longer.
 server_stop() {
-  local name=$1 pid=${SRV_PID[$1]:-} port=${SRV_PORT[$1]:-}
+  local name=$1 pid=${SRV_PID[$1]:-} port=${SRV_PORT[$1]:-} grace=5
   [[ -n $pid ]] || return 0
-  stop_proc "$pid"
+  [[ ${SRV_SHARED[$name]:-0} == 1 ]] && grace=40
+  stop_proc "$pid" "$grace"
   SRV_PID[$name]=""
   if [[ -n $port ]] && ! wait_for_port_closed "$port" 5; then
     ss -Htlnp "( sport = :$port )" >&2 || true

@@ -61,6 +61,9 @@ bool parseListen(const ConfigValue& value, ParseContext& ctx, ListenConfig& conf
   config.http2 = config.tls.has_value();
   table.readBool("http2", config.http2);
   readHttp3(table, config);
+  readServerNames(table, config.names,
+                  config.tls ? "leave it out to use the certificates' names" : "leave it out");
+  table.readBool("default", config.is_default);
   table.finish();
   return ok;
 }

@@ -13,6 +13,7 @@
 #include "common/config/config_value.h"
 #include "common/config/parse_context.h"
 #include "common/config/site_config.h"
+#include "common/config/table_reader.h"
 
 namespace scalws::common::config {
 
@@ -41,6 +42,10 @@ void checkUpstreamReferences(ParseContext& ctx, const SiteConfig& site);
 // listen.tls (a table): `path` is "listen.tls" for messages.
 void parseTlsTable(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                    TlsConfig& tls);
+
+// A `names` key of `table` (a server name or a list of them, see checkServerName), lower-
+// cased into `out`; `if_empty` ends the message for an empty list ("leave it out to ...").
+void readServerNames(TableReader& table, std::vector<std::string>& out, std::string_view if_empty);
 
 // listen.quic (a table): `path` is "listen.quic" for messages.
 void parseQuicTable(const ConfigValue& value, const std::string& path, ParseContext& ctx,

@@ -125,6 +125,13 @@ struct ListenConfig {
   // Alt-Svc on the TCP responses (default off; refused by a build without HTTP/3).
   bool http3 = false;
   QuicConfig quic;
+  // Under the controller, when instances share this address (same host and port): the host
+  // names this listener claims ("shop.example", "*.shop.example" for one label), lower-
+  // case. Empty: a TLS listener claims the DNS names of its certificates, a plain one
+  // none. A standalone scalwsd has nobody to share with and does not use them.
+  std::vector<std::string> names;
+  // On a shared address: names nobody claims go to this instance (at most one per address).
+  bool is_default = false;
   SourceLocation where;
 };
 

@@ -29,4 +29,28 @@ std::string toLowerAscii(std::string_view text) {
   return out;
 }
 
+namespace {
+
+bool isNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+}
+
+}  // namespace
+
+std::string checkServerName(const std::string& name) {
+  std::string_view rest = name;
+  if (rest.size() > 2 && rest.substr(0, 2) == "*.") rest.remove_prefix(2);
+  if (rest.empty() || rest.front() == '.' || rest.back() == '.' ||
+      rest.find("..") != std::string_view::npos || rest.size() > 253) {
+    return "\"" + name + "\" is not a valid server name";
+  }
+  for (char c : rest) {
+    if (c == '*') {
+      return "\"" + name + "\": a wildcard is only allowed as a leading \"*.\"";
+    }
+    if (!isNameChar(c)) return "\"" + name + "\" is not a valid server name";
+  }
+  return {};
+}
+
 }  // namespace scalws::common::config

@@ -13,5 +13,9 @@ bool isHttpToken(std::string_view text);
 // too, since nothing a config writes needs them.
 bool isValidFieldValue(std::string_view text);
 std::string toLowerAscii(std::string_view text);
+// A server name as TLS (RFC 6066 §3: a DNS name, never an IP literal) and a shared address
+// know it: lower-case, with an optional leading "*." that stands for exactly one label.
+// "" when it is one, else why not.
+std::string checkServerName(const std::string& name);
 
 }  // namespace scalws::common::config

@@ -11,28 +11,7 @@ namespace {
 constexpr Milliseconds kMinRotation = 1'000;
 constexpr Milliseconds kMaxRotation = 7 * 24 * 3'600'000ull;
 constexpr int64_t kMaxSessionCache = 10'000'000;
-
-bool isNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
-}
-
-// An SNI name is a DNS name (RFC 6066 §3: never an IP literal), with an optional leading
-// "*." that stands for exactly one label.
-std::string checkServerName(const std::string& name) {
-  std::string_view rest = name;
-  if (rest.size() > 2 && rest.substr(0, 2) == "*.") rest.remove_prefix(2);
-  if (rest.empty() || rest.front() == '.' || rest.back() == '.' ||
-      rest.find("..") != std::string_view::npos || rest.size() > 253) {
-    return "\"" + name + "\" is not a valid server name";
-  }
-  for (char c : rest) {
-    if (c == '*') {
-      return "\"" + name + "\": a wildcard is only allowed as a leading \"*.\"";
-    }
-    if (!isNameChar(c)) return "\"" + name + "\" is not a valid server name";
-  }
-  return {};
-}
+constexpr std::string_view kCertificateNames = "leave it out to use the certificate's";
 
 void readPath(TableReader& table, std::string_view key, bool required, std::string& out) {
   const ConfigValue* value = required ? table.require(key) : table.get(key);
@@ -46,7 +25,9 @@ void readPath(TableReader& table, std::string_view key, bool required, std::stri
   out = table.context().resolvePath(path);
 }
 
-void readNames(TableReader& table, std::vector<std::string>& out) {
+}  // namespace
+
+void readServerNames(TableReader& table, std::vector<std::string>& out, std::string_view if_empty) {
   const ConfigValue* value = table.get("names");
   if (value == nullptr) return;
   std::vector<std::string> names;
@@ -64,11 +45,13 @@ void readNames(TableReader& table, std::vector<std::string>& out) {
     return;  // every misfit is already reported
   }
   if (names.empty()) {
-    table.error(*value, "names", "must not be empty (leave it out to use the certificate's)");
+    table.error(*value, "names", "must not be empty (" + std::string(if_empty) + ")");
     return;
   }
   out = std::move(names);
 }
+
+namespace {
 
 void readCertificates(TableReader& tls, TlsConfig& config) {
   const ConfigValue* value = tls.get("certificates");
@@ -85,7 +68,7 @@ void readCertificates(TableReader& tls, TlsConfig& config) {
     readPath(table, "cert", true, cert.cert);
     readPath(table, "key", true, cert.key);
     readPath(table, "ocsp", false, cert.ocsp);
-    readNames(table, cert.names);
+    readServerNames(table, cert.names, kCertificateNames);
     table.finish();
     config.certificates.push_back(std::move(cert));
   }
@@ -120,7 +103,7 @@ void parseTlsTable(const ConfigValue& value, const std::string& path, ParseConte
   readPath(table, "cert", true, tls.cert);
   readPath(table, "key", true, tls.key);
   readPath(table, "ocsp", false, tls.ocsp);
-  readNames(table, tls.names);
+  readServerNames(table, tls.names, kCertificateNames);
   readCertificates(table, tls);
   table.readBool("session_tickets", tls.session_tickets);
   readPath(table, "ticket_key_file", false, tls.ticket_key_file);

@@ -1,6 +1,7 @@
 #include "controller/ctl/ctl_instance_output.h"
 
 #include "controller/ctl/ctl_format.h"
+#include "controller/ctl/ctl_shared_output.h"
 
 namespace scalws::ctl {
 
@@ -240,6 +241,7 @@ std::string renderInstanceShow(const Json& r) {
   out += reportedSection(array(r, "processes"));
   out += upstreamsSection(array(r, "upstreams"));
   out += cachesAndAppsSection(r);
+  out += renderSharedAddresses(array(r, "shared"));
   out += "\nevents (newest first):\n";
   const Json& events = array(r, "events");
   out += events.empty() ? "  none\n" : eventsTable(events);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "controller/ctl/ctl_format.h"
+#include "controller/ctl/ctl_shared_output.h"
 
 namespace scalws::ctl {
 
@@ -125,6 +126,7 @@ std::string renderInstanceMetrics(const Json& r) {
   std::string recent = "NOW (" + formatSpan(recent_ms) + ")";
   out += renderTable({"", recent, window}, rows(now, win));
   out += text(r, "latency_note", "") + "\n";
+  out += renderSharedHandoffs(array(r, "shared"));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "controller/ctl/ctl_instance_output.h"
 #include "controller/ctl/ctl_metrics_output.h"
 #include "controller/ctl/ctl_pool_output.h"
+#include "controller/ctl/ctl_shared_output.h"
 #include "ipc/ops.h"
 
 namespace scalws::ctl {
@@ -18,6 +19,7 @@ std::string renderStatus(const Json& r) {
   std::string out = renderControllerStatus(r);
   std::string lines = renderStatusLines(array(r, "instance_metrics"));
   if (!lines.empty()) out += "\n" + lines;
+  out += renderSharedAddresses(array(r, "shared_addresses"));
   return out;
 }
 

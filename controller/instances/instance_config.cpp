@@ -25,17 +25,17 @@ bool isWildcard(const ListenConfig& l) {
   return l.host == "0.0.0.0" || l.host == "::";
 }
 
-bool overlaps(const ListenConfig& x, const ListenConfig& y) {
+}  // namespace
+
+bool listensOverlap(const ListenConfig& x, const ListenConfig& y) {
   if (x.port != y.port || isV6(x) != isV6(y)) return false;  // v6 sockets are v6-only
   return x.host == y.host || isWildcard(x) || isWildcard(y);
 }
 
-}  // namespace
-
 std::optional<std::string> listenOverlap(const SiteConfig& a, const SiteConfig& b) {
   for (const ListenConfig& x : a.listens) {
     for (const ListenConfig& y : b.listens) {
-      if (overlaps(x, y)) return x.address;
+      if (listensOverlap(x, y)) return x.address;
     }
   }
   return std::nullopt;

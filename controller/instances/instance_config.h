@@ -17,6 +17,10 @@ namespace scalws::controller {
 common::Result<common::config::SiteConfig> loadInstanceConfig(const std::string& text,
                                                               const std::string& source);
 
+// Whether two listeners would take the same connections (same port and family, same host
+// or either a wildcard).
+bool listensOverlap(const common::config::ListenConfig& a, const common::config::ListenConfig& b);
+
 // When `a` and `b` would listen on the same address (same port and family, same host or
 // either a wildcard), the first such address of `a`. SO_REUSEPORT would let both bind and
 // silently share the traffic, so the controller refuses it instead.

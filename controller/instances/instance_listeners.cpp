@@ -38,11 +38,15 @@ Result<UniqueFd> bindListener(const common::config::ListenConfig& listen) {
   return common::net::openListenSocket(listen);
 }
 
-std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site, uint32_t loops,
-                                            uint32_t first_steering) {
+namespace {
+
+std::vector<ListenerSpec> directSpecs(const common::config::SiteConfig& site, uint32_t loops,
+                                      uint32_t first_steering, const std::set<size_t>& shared) {
   std::vector<ListenerSpec> out;
   for (uint32_t loop = 0; loop < loops; ++loop) {
-    for (const common::config::ListenConfig& listen : site.listens) {
+    for (size_t i = 0; i < site.listens.size(); ++i) {
+      if (shared.count(i) != 0) continue;
+      const common::config::ListenConfig& listen = site.listens[i];
       out.push_back(ListenerSpec{loop, listen.address, listen.port, listen.tls.has_value()});
       if (!listen.http3) continue;
       ListenerSpec udp{loop, listen.address, listen.port, true};
@@ -54,11 +58,30 @@ std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& si
   return out;
 }
 
+}  // namespace
+
+std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site, uint32_t loops,
+                                            uint32_t first_steering,
+                                            const std::set<size_t>& shared) {
+  std::vector<ListenerSpec> out = directSpecs(site, loops, first_steering, shared);
+  for (uint32_t loop = 0; loop < loops; ++loop) {
+    for (size_t i : shared) {
+      const common::config::ListenConfig& listen = site.listens[i];
+      ListenerSpec spec{loop, listen.address, listen.port, listen.tls.has_value()};
+      spec.handoff = true;
+      out.push_back(std::move(spec));
+    }
+  }
+  return out;
+}
+
 Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, uint32_t loops,
-                                        uint32_t first_steering) {
+                                        uint32_t first_steering, const std::set<size_t>& shared) {
   SlotListeners out;
   for (uint32_t loop = 0; loop < loops; ++loop) {
-    for (const common::config::ListenConfig& listen : site.listens) {
+    for (size_t i = 0; i < site.listens.size(); ++i) {
+      if (shared.count(i) != 0) continue;
+      const common::config::ListenConfig& listen = site.listens[i];
       Result<UniqueFd> fd = bindListener(listen);
       if (!fd.ok()) return fd.status();
       out.fds.push_back(std::move(*fd));
@@ -69,7 +92,7 @@ Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site, 
     }
   }
   // The same walk as slotListenerSpecs: specs[i] describes fds[i].
-  out.specs = slotListenerSpecs(site, loops, first_steering);
+  out.specs = directSpecs(site, loops, first_steering, shared);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,12 +45,18 @@ common::Status checkAddressFree(const common::config::ListenConfig& listen);
 
 // What a worker with `loops` loops listens on: loop-major, then [[listen]] order (a
 // listener's UDP socket right after its TCP one). `first_steering` is the number of loops
-// of the slots before this one (the steering id of this slot's first UDP socket).
+// of the slots before this one (the steering id of this slot's first UDP socket). The
+// listeners in `shared` (indices into site.listens) go through a shared address's front:
+// they come after all the others, as one handoff channel per loop (loop-major, then listen
+// order; controller/shared/shared_listeners.h makes them).
 std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& site, uint32_t loops,
-                                            uint32_t first_steering = 0);
-// Binds every listener of slotListenerSpecs().
+                                            uint32_t first_steering = 0,
+                                            const std::set<size_t>& shared = {});
+// Binds every listener of slotListenerSpecs() but the shared ones (specs and fds describe
+// what was bound; the caller appends the channels).
 common::Result<SlotListeners> bindSlotListeners(const common::config::SiteConfig& site,
-                                                uint32_t loops, uint32_t first_steering = 0);
+                                                uint32_t loops, uint32_t first_steering = 0,
+                                                const std::set<size_t>& shared = {});
 
 // The port a socket is bound to (0 when it is not a bound TCP socket).
 uint16_t boundPort(int fd);

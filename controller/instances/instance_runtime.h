@@ -66,6 +66,12 @@ class InstanceRuntime {
     done(common::Status(common::StatusCode::kFailedPrecondition,
                         "instance " + name + " is not running"));
   }
+  // The addresses instances share (controller/shared/): every one (nullopt), or those
+  // `instance` claims a name on; [] when nothing is shared.
+  virtual ipc::Json sharedAddresses(const std::optional<std::string>& instance) const {
+    (void)instance;
+    return ipc::Json::array();
+  }
   // Its caches' sizes as a worker last said them (empty when none run or none said yet).
   virtual std::vector<ipc::CacheFigures> cacheFigures(const std::string& name) const {
     (void)name;

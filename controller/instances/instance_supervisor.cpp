@@ -10,6 +10,7 @@
 #include "controller/instances/process_facts.h"
 #include "controller/metrics/metrics_collector.h"
 #include "controller/pools/pool_binding.h"
+#include "controller/shared/shared_listeners.h"
 
 namespace scalws::controller {
 
@@ -76,6 +77,23 @@ Json InstanceSupervisor::processes() const {
   }
   for (const auto& w : retired_) list.push_back(describe(*w, nullptr));
   return list;
+}
+
+const std::optional<common::config::SiteConfig>& InstanceSupervisor::storedSite() const {
+  if (!stored_site_) {
+    Result<common::config::SiteConfig> site =
+        loadInstanceConfig(record_.config, record_.config_path);
+    stored_site_.emplace(site.ok() ? std::optional<common::config::SiteConfig>(std::move(*site))
+                                   : std::nullopt);
+  }
+  return *stored_site_;
+}
+
+void InstanceSupervisor::pushSharedNames(const std::vector<ipc::SharedAddressNames>& names) {
+  for (Slot& slot : slots_) {
+    if (!slot.worker || slot.worker->state() != WorkerProcess::State::kReady) continue;
+    slot.worker->sendSharedNames(names);
+  }
 }
 
 // --- the operation queue -----------------------------------------------------------------
@@ -171,15 +189,18 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
     return done(Status(StatusCode::kFailedPrecondition,
                        "instance " + record_.name + " holds no CPU to run on"));
   }
-  for (const common::config::ListenConfig& listen : site->listens) {
-    Status free = checkAddressFree(listen);
+  std::set<size_t> shared =
+      env_.shared != nullptr ? env_.shared->sharedListens(record_.name, *site) : std::set<size_t>();
+  for (size_t i = 0; i < site->listens.size(); ++i) {
+    if (shared.count(i) != 0) continue;
+    Status free = checkAddressFree(site->listens[i]);
     if (!free.ok()) {
       return done(Status(free.code(), "instance " + record_.name + ": " + free.message()));
     }
   }
   uint32_t steering = 0;  // UDP sockets of each HTTP/3 address bound so far
   for (Slot& slot : slots) {
-    Result<SlotListeners> bound = bindSlotListeners(*site, slot.loops, steering);
+    Result<SlotListeners> bound = bindSlotListeners(*site, slot.loops, steering, shared);
     steering += slot.loops;
     if (!bound.ok()) {
       return done(Status(bound.status().code(),
@@ -192,17 +213,42 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
     return done(Status(caches.status().code(),
                        "instance " + record_.name + ": " + caches.status().message()));
   }
+  if (!shared.empty()) {
+    std::vector<uint32_t> loops;
+    for (const Slot& slot : slots) loops.push_back(slot.loops);
+    Result<std::vector<SlotListeners>> handoffs =
+        env_.shared->join(record_.name, *site, shared, loops);
+    if (!handoffs.ok()) {
+      return done(Status(handoffs.status().code(),
+                         "instance " + record_.name + ": " + handoffs.status().message()));
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      SlotListeners& ends = (*handoffs)[i];
+      for (size_t k = 0; k < ends.specs.size(); ++k) {
+        slots[i].listeners.specs.push_back(std::move(ends.specs[k]));
+        slots[i].listeners.fds.push_back(std::move(ends.fds[k]));
+      }
+    }
+  }
+  auto unshare = [&] {
+    if (!shared.empty()) env_.shared->release(record_.name);
+  };
   if (commit) {
     Status committed = commit();
-    if (!committed.ok()) return done(committed);
+    if (!committed.ok()) {
+      unshare();
+      return done(committed);
+    }
   }
   running_ = ipc::ReloadArgs{record_.config, record_.config_path, std::move(pools).value(),
                              std::move(apps).value()};
   Status saved = saveLaunch();
   if (!saved.ok()) {
     running_ = ipc::ReloadArgs();
+    unshare();
     return done(saved);
   }
+  shared_listens_ = std::move(shared);
   slots_ = std::move(slots);
   running_site_ = std::move(site).value();
   caches_ = std::move(caches).value();
@@ -288,9 +334,21 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
     // Taken over from a worker whose listeners we could not copy: bind anew, in the slot's
     // own place of each HTTP/3 port's reuseport group.
     Result<SlotListeners> bound =
-        bindSlotListeners(*running_site_, slot.loops, firstSteering(slot.index));
+        bindSlotListeners(*running_site_, slot.loops, firstSteering(slot.index), shared_listens_);
     if (!bound.ok()) return bound.status();
     slot.listeners = std::move(bound).value();
+  }
+  bool has_channels = std::any_of(slot.listeners.specs.begin(), slot.listeners.specs.end(),
+                                  [](const ipc::ListenerSpec& s) { return s.handoff; });
+  if (!shared_listens_.empty() && !has_channels && running_site_ && env_.shared != nullptr) {
+    // Its channels could not be kept from the worker a re-attach refused: new ones.
+    Result<SlotListeners> ends = env_.shared->slotChannels(record_.name, *running_site_,
+                                                           shared_listens_, slot.index, slot.loops);
+    if (!ends.ok()) return ends.status();
+    for (size_t k = 0; k < ends->specs.size(); ++k) {
+      slot.listeners.specs.push_back(std::move(ends->specs[k]));
+      slot.listeners.fds.push_back(std::move(ends->fds[k]));
+    }
   }
   if (caches_.empty() && running_site_ && !running_site_->caches.empty()) {
     // Taken over from workers whose cache areas could not be kept: new ones.
@@ -311,6 +369,9 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
   launch.tls_ticket_secret = env_.ticket_secret;
   launch.cache_names = caches_.names();
   launch.cache_fds = std::move(cache_fds).value();
+  if (env_.shared != nullptr && !shared_listens_.empty()) {
+    launch.shared_names = env_.shared->namesFor(record_.name);
+  }
   Result<std::unique_ptr<WorkerProcess>> worker =
       WorkerProcess::spawn(env_.loop, std::move(launch), std::move(handed), callbacks());
   if (!worker.ok()) return worker.status();
@@ -322,6 +383,10 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
 }
 
 void InstanceSupervisor::onWorkerReady(WorkerProcess& worker, const Status& status) {
+  if (status.ok() && env_.shared != nullptr && !shared_listens_.empty() &&
+      (state_ == State::kStarting || state_ == State::kRunning)) {
+    env_.shared->workerUp(record_.name, worker.slot());
+  }
   if (state_ == State::kStarting) {
     if (!status.ok()) {
       return startFailed("worker " + std::to_string(worker.slot()) + ": " + status.message());
@@ -365,6 +430,8 @@ void InstanceSupervisor::startFailed(const std::string& reason) {
     }
   }
   slots_.clear();  // closes our listener copies
+  if (env_.shared != nullptr && !shared_listens_.empty()) env_.shared->release(record_.name);
+  shared_listens_.clear();
   running_site_.reset();
   caches_ = InstanceCaches();
   cache_figures_.clear();
@@ -401,6 +468,16 @@ void InstanceSupervisor::doStop(Done done, State target, const std::string& reas
   stop_reason_ = reason;
   pending_done_ = std::move(done);
   if (target == State::kStopped) setStatus("stopping", "");
+  for (Slot& slot : slots_) cancelRespawn(slot);
+  if (env_.shared == nullptr || shared_listens_.empty()) return stopWorkers();
+  // Out of the fronts' tables first, so nothing is handed to a worker that stops.
+  std::weak_ptr<bool> alive = alive_;
+  env_.shared->detach(record_.name, [this, alive] {
+    if (!alive.expired() && state_ == State::kStopping) stopWorkers();
+  });
+}
+
+void InstanceSupervisor::stopWorkers() {
   uint64_t kill_after = killAfterMs();
   for (Slot& slot : slots_) {
     cancelRespawn(slot);
@@ -413,6 +490,8 @@ void InstanceSupervisor::doStop(Done done, State target, const std::string& reas
 void InstanceSupervisor::maybeFinishStop() {
   if (state_ != State::kStopping || liveProcesses() > 0) return;
   slots_.clear();  // the listeners close here, after the workers finished their requests
+  if (env_.shared != nullptr && !shared_listens_.empty()) env_.shared->release(record_.name);
+  shared_listens_.clear();
   running_site_.reset();
   running_ = ipc::ReloadArgs();
   caches_ = InstanceCaches();  // the cached answers go with the instance's last worker
@@ -491,6 +570,8 @@ void InstanceSupervisor::doReload(Done done) {
         } else {
           Status saved = saveLaunch();
           if (!saved.ok() && tally->first_error.ok()) tally->first_error = saved;
+          // Its names may have changed: the fronts and every worker on its addresses hear.
+          if (env_.shared != nullptr && !shared_listens_.empty()) env_.shared->refresh();
         }
       }
       tally->done(tally->first_error);

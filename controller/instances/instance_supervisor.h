@@ -20,7 +20,11 @@
 //   - a worker that exits unexpectedly while running is restarted after the backoff of
 //     restart_policy.h; the crash limit stops the instance and marks it failed.
 //   - stop: `stop` to every worker (graceful: requests in flight finish within the
-//     shutdown timeout, SIGKILL 5 s after it), then the listeners are closed.
+//     shutdown timeout, SIGKILL 5 s after it), then the listeners are closed. On a shared
+//     address its channels leave the fronts' tables first (controller/shared/).
+//   - a listener whose address another instance's config names too is not bound: its
+//     workers get a hand-off channel per loop from the address's fronts instead
+//     (shared_listens_, controller/shared/shared_listeners.h).
 //   - reload: the stored config to every worker, swapped in place (no connection is
 //     dropped); refused when it does not load or its listen addresses changed (restart).
 //   - PHP pools (pool_binding.h): start and reload read the pools assigned to the instance
@@ -38,6 +42,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +61,7 @@
 namespace scalws::controller {
 
 class MetricsCollector;
+class SharedListeners;
 
 // After a worker's graceful stop was asked: the instance's shutdown_timeout plus this.
 inline constexpr uint64_t kKillGraceMs = 5'000;
@@ -74,6 +80,8 @@ class InstanceSupervisor {
     MetricsCollector* metrics = nullptr;  // gets the workers' figures; may be null
     std::string ticket_secret;            // the instance's (ticket_secret.h); "" = none
     std::string app_dir;                  // the apps' sockets (--app-dir; app_binding.h)
+    // The addresses instances share (controller/shared/); null: every listener is direct.
+    SharedListeners* shared = nullptr;
   };
 
   InstanceSupervisor(Env env, state::InstanceRecord record);
@@ -87,7 +95,10 @@ class InstanceSupervisor {
   void reload(Done done);
 
   // The stored row changed (instance set): the next start or reload uses it.
-  void setRecord(state::InstanceRecord record) { record_ = std::move(record); }
+  void setRecord(state::InstanceRecord record) {
+    record_ = std::move(record);
+    stored_site_.reset();
+  }
   // Re-attaches to the workers a previous controller left (rows of the `workers` table),
   // queued like an operation. Those that answer become this instance's workers (it is then
   // running; slots nobody covers are respawned); those that fit no slot, or are ours but
@@ -101,6 +112,10 @@ class InstanceSupervisor {
   const state::InstanceRecord& record() const { return record_; }
   // The config the workers run, when any run.
   const std::optional<common::config::SiteConfig>& runningSite() const { return running_site_; }
+  // The stored config, loaded (nullopt when it does not load); kept until the record changes.
+  const std::optional<common::config::SiteConfig>& storedSite() const;
+  // Tells every serving worker who claims which name on its shared addresses.
+  void pushSharedNames(const std::vector<ipc::SharedAddressNames>& names);
   bool runningConfigDiffers() const;
   // The pools the workers run with (empty when none run).
   const std::vector<ipc::PhpPoolGrant>& runningPools() const { return running_.php_pools; }
@@ -134,6 +149,7 @@ class InstanceSupervisor {
   void runNext();
   void doStart(const Commit& commit, Done done);
   void doStop(Done done, State target, const std::string& reason);
+  void stopWorkers();
   void doReload(Done done);
 
   std::vector<Slot> layout() const;
@@ -187,6 +203,10 @@ class InstanceSupervisor {
 
   // What the workers run (config text, path, pools): sent at spawn and on reload.
   ipc::ReloadArgs running_;
+  // Its listeners that go through a shared address's front (indices into the running
+  // config's listens), fixed for the run.
+  std::set<size_t> shared_listens_;
+  mutable std::optional<std::optional<common::config::SiteConfig>> stored_site_;
   std::optional<common::config::SiteConfig> running_site_;
   // The memory tiers of its caches while it runs (every worker gets copies), and their
   // size as a worker last said.

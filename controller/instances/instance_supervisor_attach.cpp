@@ -14,6 +14,7 @@
 #include "controller/instances/instance_config.h"
 #include "controller/instances/instance_supervisor.h"
 #include "controller/instances/launch_digest.h"
+#include "controller/shared/shared_listeners.h"
 
 namespace scalws::controller {
 
@@ -111,6 +112,9 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
     if (launch) running_ = *launch;  // settingsFor() reads it
   }
   InstanceCaches caches;  // the areas the workers kept share, from the first one taken
+  std::set<size_t> shared;
+  if (site && env_.shared != nullptr) shared = env_.shared->sharedListens(record_.name, *site);
+  std::vector<uint32_t> up;
   for (auto& w : workers) {
     std::string why = refusal(*w, slots, launch.has_value());
     if (why.empty() && site && !site->caches.empty()) {
@@ -137,8 +141,33 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
     // Copies of listeners it did not get from us are no use to a replacement.
     uint32_t first_steering = 0;  // the UDP sockets of the slots before it (bind order)
     for (uint32_t i = 0; i < slot.index; ++i) first_steering += slots[i].loops;
-    if (slotListenerSpecs(*site, slot.loops, first_steering) == listeners.specs) {
+    if (slotListenerSpecs(*site, slot.loops, first_steering, shared) == listeners.specs) {
       slot.listeners = std::move(listeners);
+    }
+    if (!shared.empty()) {
+      // Its channels, paired with the ends the fronts hold (by the kernel's word); a worker
+      // whose channels cannot be paired is replaced, with new ones.
+      Status adopted = slot.listeners.specs.empty()
+                           ? common::notFound("its listeners could not be taken")
+                           : env_.shared->adopt(record_.name, *site, slot.index, slot.listeners);
+      if (!adopted.ok()) {
+        std::string what =
+            "worker pid " + std::to_string(w->pid()) +
+            " not taken over: its channels to the shared address's fronts: " + adopted.message();
+        LOG_WARN("instance %s: %s; killing it", record_.name.c_str(), what.c_str());
+        event(state::kEventWorkerRefused, what);
+        SlotListeners direct;
+        for (size_t k = 0; k < slot.listeners.specs.size(); ++k) {
+          if (slot.listeners.specs[k].handoff) continue;
+          direct.specs.push_back(slot.listeners.specs[k]);
+          direct.fds.push_back(std::move(slot.listeners.fds[k]));
+        }
+        slot.listeners = std::move(direct);
+        w->kill();
+        retired_.push_back(std::move(w));
+        continue;
+      }
+      up.push_back(slot.index);
     }
     slot.attached = true;
     event(state::kEventWorkerAttached, "worker " + std::to_string(slot.index) + " (pid " +
@@ -149,11 +178,14 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
   for (Slot& slot : slots) any = any || slot.worker != nullptr;
   if (!any) {
     running_ = ipc::ReloadArgs();
+    if (!shared.empty()) env_.shared->release(record_.name);
     return;
   }
   slots_ = std::move(slots);
   running_site_ = std::move(site);
   caches_ = std::move(caches);
+  shared_listens_ = std::move(shared);
+  for (uint32_t index : up) env_.shared->workerUp(record_.name, index);
   state_ = State::kRunning;
   setStatus("running", "");
   LOG_INFO("instance %s: re-attached to its workers", record_.name.c_str());

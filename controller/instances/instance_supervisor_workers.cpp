@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "controller/instances/instance_config.h"
 #include "controller/instances/instance_supervisor.h"
+#include "controller/shared/shared_listeners.h"
 
 namespace scalws::controller {
 
@@ -43,6 +44,10 @@ void InstanceSupervisor::onWorkerExit(WorkerProcess& worker, const std::string& 
   uint32_t index = slot->index;
   pid_t pid = worker.pid();
   bury(std::move(slot->worker));
+  // Its channels leave the fronts' tables; what waits in them goes to its siblings.
+  if (env_.shared != nullptr && !shared_listens_.empty()) {
+    env_.shared->workerDown(record_.name, index);
+  }
 
   if (state_ == State::kStopping) return maybeFinishStop();
   if (state_ == State::kStarting) {

@@ -40,6 +40,11 @@ Result<uint64_t> processStartTicks(pid_t pid) {
 }
 
 bool runsWorkerOf(pid_t pid, const std::string& instance) {
+  return runsProgramWith(pid, "scalwsd", "--instance", instance);
+}
+
+bool runsProgramWith(pid_t pid, const std::string& program, const std::string& flag,
+                     const std::string& value) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
   if (!in) return false;
   std::vector<std::string> argv;
@@ -47,9 +52,9 @@ bool runsWorkerOf(pid_t pid, const std::string& instance) {
   while (std::getline(in, arg, '\0')) argv.push_back(arg);
   if (argv.empty()) return false;
   std::string base = argv[0].substr(argv[0].rfind('/') + 1);
-  if (base != "scalwsd") return false;
+  if (base != program) return false;
   for (size_t i = 1; i + 1 < argv.size(); ++i) {
-    if (argv[i] == "--instance") return argv[i + 1] == instance;
+    if (argv[i] == flag) return argv[i + 1] == value;
   }
   return false;
 }

@@ -20,6 +20,10 @@ common::Result<uint64_t> processStartTicks(pid_t pid);
 
 // True when /proc/PID/cmdline is a scalwsd (by basename) with `--instance instance`.
 bool runsWorkerOf(pid_t pid, const std::string& instance);
+// The same for any of our programs: `program` by basename, with `flag value` in its argv
+// (a front: "scalws-front", "--address", "127.0.0.1:443").
+bool runsProgramWith(pid_t pid, const std::string& program, const std::string& flag,
+                     const std::string& value);
 
 // Connects to the abstract socket `hex_name` (hex without the leading NUL) and checks the
 // listener was created by `pid`. The fd is non-blocking and close-on-exec.

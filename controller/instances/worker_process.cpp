@@ -13,6 +13,7 @@
 #include "common/printable.h"
 #include "controller/child_process.h"
 #include "controller/instances/worker_probe.h"
+#include "controller/shared/handoff_channel.h"
 
 namespace scalws::controller {
 
@@ -141,7 +142,7 @@ void WorkerProcess::sendConfig() {
 }
 
 void WorkerProcess::sendListeners() {
-  ipc::ListenersArgs args{listeners_.specs, launch_.cache_names};
+  ipc::ListenersArgs args{listeners_.specs, launch_.cache_names, launch_.shared_names};
   std::vector<UniqueFd> fds = std::move(listeners_.fds);
   listeners_.fds.clear();
   for (UniqueFd& fd : launch_.cache_fds) fds.push_back(std::move(fd));
@@ -325,7 +326,12 @@ Result<SlotListeners> WorkerProcess::copyListeners(
   for (const ipc::ListenerReport& l : reported) {
     Result<UniqueFd> copy = copyFdOf(pidfd_.get(), l.fd);
     if (!copy.ok()) return copy.status();
-    if (boundPort(copy->get()) != l.spec.port) {
+    if (l.spec.handoff) {
+      // A channel end: paired by the kernel's name later (controller/shared/), or refused.
+      if (!isChannelEnd(copy->get())) {
+        return common::invalidArgument("listener " + l.spec.address + ": not a channel");
+      }
+    } else if (boundPort(copy->get()) != l.spec.port) {
       return common::invalidArgument("listener " + l.spec.address + ": port mismatch");
     }
     out.specs.push_back(l.spec);
@@ -398,6 +404,24 @@ void WorkerProcess::reload(const ipc::ReloadArgs& args, std::function<void(const
                                      done(reply.status());
                                    });
   if (!sent.ok()) done(sent);
+}
+
+void WorkerProcess::sendSharedNames(const std::vector<ipc::SharedAddressNames>& names) {
+  if (!endpoint_ || !endpoint_->isOpen() || state_ != State::kReady) return;
+  ipc::Json args = ipc::Json::object();
+  ipc::sharedNamesInto(names, args);
+  std::string instance = launch_.settings.instance;
+  pid_t pid = pid_;
+  Status sent = endpoint_->request(
+      ipc::op::kSharedNames, std::move(args), {}, [instance, pid](Result<Json> reply) {
+        if (reply.ok()) return;
+        LOG_WARN("instance %s: worker pid %d did not take the shared names: %s", instance.c_str(),
+                 static_cast<int>(pid), reply.status().message().c_str());
+      });
+  if (!sent.ok()) {
+    LOG_WARN("instance %s: cannot send the shared names to pid %d: %s", instance.c_str(),
+             static_cast<int>(pid), sent.message().c_str());
+  }
 }
 
 void WorkerProcess::purgeCache(const ipc::CachePurge& purge,

@@ -62,6 +62,8 @@ struct WorkerLaunch {
   // The instance's cache areas (instance_caches.h): copies, handed over with the listeners.
   std::vector<std::string> cache_names;
   std::vector<common::UniqueFd> cache_fds;
+  // Who claims which name on its shared addresses (with the listeners).
+  std::vector<ipc::SharedAddressNames> shared_names;
 };
 
 // What a re-attached worker said it runs (its attach hello), and copies of its listeners
@@ -114,6 +116,8 @@ class WorkerProcess {
   void kill();  // SIGKILL now
   // Sends `reload`; `done` gets the worker's answer (or why it could not be asked).
   void reload(const ipc::ReloadArgs& args, std::function<void(const common::Status&)> done);
+  // Sends `shared_names` (a ready worker only; what it answers is logged, not returned).
+  void sendSharedNames(const std::vector<ipc::SharedAddressNames>& names);
   // Sends `cache_purge`; `done` gets what the worker dropped (or why not).
   void purgeCache(const ipc::CachePurge& purge,
                   std::function<void(common::Result<ipc::CachePurgeResult>)> done);

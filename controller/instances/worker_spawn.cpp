@@ -96,8 +96,8 @@ Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec) {
 
   std::string channel_arg = std::to_string(kWorkerChannelFd);
   std::string attach_arg = std::to_string(kWorkerAttachFd);
-  std::vector<std::string> args = {spec.scalwsd, "--instance",  spec.instance, "--ipc-fd",
-                                   channel_arg,  "--attach-fd", attach_arg};
+  std::vector<std::string> args = {spec.scalwsd, spec.name_flag, spec.instance, "--ipc-fd",
+                                   channel_arg,  "--attach-fd",  attach_arg};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -1,5 +1,5 @@
 // Starting one scalwsd worker: fork, set the child up, exec
-// `scalwsd --instance NAME --ipc-fd 3 --attach-fd 4`.
+// `scalwsd --instance NAME --ipc-fd 3 --attach-fd 4` (or a front, see SpawnSpec).
 //
 // Between fork and exec the child, still a copy of the controller:
 //   - starts a new session (setsid), so a terminal's Ctrl-C or a hang-up reaches the
@@ -31,6 +31,9 @@ struct SpawnSpec {
   std::string scalwsd;  // absolute path of the worker binary
   std::string instance;
   common::CpuSet cpus;  // the child's affinity; empty: inherited
+  // The flag `instance` follows on the command line: a shared address's front is the same
+  // kind of child, `scalws-front --address ADDR --ipc-fd 3 --attach-fd 4`.
+  std::string name_flag = "--instance";
 };
 
 struct SpawnedWorker {

@@ -148,7 +148,8 @@ Result<Json> ControlHandlers::status(const Json&) {
               {"instances", counts},
               {"processes", processes},
               {"instance_metrics", lines},
-              {"state_disk", disk}};
+              {"state_disk", disk},
+              {"shared_addresses", runtime_.sharedAddresses(std::nullopt)}};
 }
 
 Result<Json> ControlHandlers::cpuList(const Json&) {
@@ -206,6 +207,8 @@ Result<Json> ControlHandlers::instanceShow(const Json& args) {
     }
   }
   out["apps"] = std::move(apps);
+  // The addresses it shares: who claims which name there, its fronts, their figures.
+  out["shared"] = runtime_.sharedAddresses(record.name);
   out["events"] = arrayOf(events, eventJson);
   return out;
 }
@@ -229,8 +232,22 @@ Result<Json> ControlHandlers::instanceMetrics(const Json& args) {
     return Status(common::StatusCode::kFailedPrecondition, "this controller collects no metrics");
   }
   const std::string& name = record.name;
-  return instanceMetricsJson(*metrics_, name, runtime_.runtimeState(name),
-                             runtime_.processCount(name), static_cast<int64_t>(since));
+  SCALWS_ASSIGN_OR_RETURN(
+      Json out, instanceMetricsJson(*metrics_, name, runtime_.runtimeState(name),
+                                    runtime_.processCount(name), static_cast<int64_t>(since)));
+  // Its shared addresses: the connections handed to it there, and the address's figures.
+  Json shared = Json::array();
+  for (const Json& address : runtime_.sharedAddresses(name)) {
+    uint64_t handoffs = 0;
+    for (const Json& i : address["instances"]) {
+      if (i["name"] == name) handoffs = i["handoffs"].get<uint64_t>();
+    }
+    shared.push_back({{"address", address["address"]},
+                      {"handoffs", handoffs},
+                      {"counters", address["counters"]}});
+  }
+  out["shared"] = std::move(shared);
+  return out;
 }
 
 void ControlHandlers::addPoolBindings(const state::InstanceRecord& record, Json& out) {

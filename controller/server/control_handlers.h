@@ -7,7 +7,8 @@
 //   status            {} -> {version, pid, state_dir, socket, started_ms, uptime_ms,
 //                     host_cpus, reserved_cpus, instances:{total, running, starting,
 //                     stopping, stopped, failed}, processes, instance_metrics:[STATUS
-//                     LINE of metrics_report.h, one per instance]}
+//                     LINE of metrics_report.h, one per instance], shared_addresses:
+//                     [SHARED]}
 //   cpu.list          {} -> {cpus:[{cpu, in_host, exclusive, shared:[names]}]}
 //   instance.list     {} -> {instances:[SUMMARY]}
 //   instance.show     {name, events?:N (default 10)} -> SUMMARY + {config_path,
@@ -19,10 +20,11 @@
 //                     metrics are collected), caches:[{name, entries, memory_bytes,
 //                     disk_bytes}] (as a worker last said), apps:[{name, as, state}]
 //                     (the apps assigned to it), unbound_apps:[names its app routes use
-//                     that no app is assigned as], events:[EVENT]}
+//                     that no app is assigned as], shared:[SHARED] (the shared addresses
+//                     it claims names on), events:[EVENT]}
 //   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
 //   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
-//                     metrics_report.h
+//                     metrics_report.h, plus shared:[{address, handoffs, counters}]
 //   instance.add      {name, config, config_path, mode?, cpus?, user?, share_user?,
 //                     shared_cpus?} -> SUMMARY. mode "multi" (default) or "single";
 //                     cpus >= 1 (default 1); user: by default a system user of its own
@@ -31,7 +33,9 @@
 //                     the controller runs with --allow-root-instances, and a user another
 //                     instance runs as is refused (conflict) unless share_user is true;
 //                     config_path absolute; the config must load without [server] and
-//                     listen nowhere another instance listens.
+//                     listen nowhere another instance listens, except on the same host
+//                     and port under the sharing rules (controller/shared/sharing_rules.h:
+//                     names claimed once, one default, all TLS or all plain, no HTTP/3).
 //   instance.set      {name, config, config_path} -> SUMMARY (applies on reload/restart)
 //   instance.remove   {name} -> {} (stopped first; the user made for it is removed)
 //   instance.start|stop|restart|reload  {name} -> SUMMARY once done
@@ -44,7 +48,11 @@
 //                     lookups: the proxy_cache FIGURES of the last 5 minutes (or null)}
 //   pool.*            see pool_handlers.h
 // SUMMARY = {name, mode, cpus, assigned_cpus, shared_cpus, user, desired, status, reason,
-//            process_count}; EVENT = {id, time_ms, kind, message}.
+//            process_count}; EVENT = {id, time_ms, kind, message}; SHARED = {address, tls,
+//            default, fronts:[{slot, pid, state, started_ms, restarts, checked, sandbox}],
+//            instances:[{name, names, default, running, workers_up, handoffs}], counters:
+//            {accepted, handed_off, unknown_name, unavailable, peek_timeouts, invalid,
+//            h2c_refused, queue_full, evicted, waiting}} (controller/shared/).
 // Errors: not_found (no such instance), conflict (name taken, address in use by another
 // instance), invalid_argument (bad args or config), failed (CPUs exhausted, start failed,
 // not running, ...), permission_denied (a write from someone neither root nor in group
@@ -136,6 +144,9 @@ class ControlHandlers {
   // The config in args, loaded, and checked against every other instance's addresses.
   common::Result<std::string> checkedConfig(const std::string& name, const ipc::Json& args,
                                             std::string* config_path);
+  // `site` (instance `name`'s) beside every other instance's stored and running configs:
+  // the sharing rules of controller/shared/sharing_rules.h (conflict, naming the other).
+  common::Status checkSharing(const std::string& name, const common::config::SiteConfig& site);
   ipc::Json summary(const state::InstanceRecord& record) const;
   // php_pools, unbound_pools and whether the running pools differ from the stored ones.
   void addPoolBindings(const state::InstanceRecord& record, ipc::Json& out);

@@ -5,6 +5,8 @@
 #include "common/log.h"
 #include "controller/instances/instance_config.h"
 #include "controller/server/control_handlers.h"
+#include "controller/shared/claimed_names.h"
+#include "controller/shared/sharing_rules.h"
 
 namespace scalws::controller {
 
@@ -72,21 +74,29 @@ Result<std::string> ControlHandlers::checkedConfig(const std::string& name, cons
     return common::invalidArgument("\"config_path\" must be an absolute path");
   }
   SCALWS_ASSIGN_OR_RETURN(common::config::SiteConfig site, loadInstanceConfig(text, path));
+  SCALWS_RETURN_IF_ERROR(checkSharing(name, site));
+  *config_path = path;
+  return text;
+}
+
+Status ControlHandlers::checkSharing(const std::string& name,
+                                     const common::config::SiteConfig& site) {
   SCALWS_ASSIGN_OR_RETURN(std::vector<state::InstanceRecord> all, store_.listInstances());
   for (const state::InstanceRecord& other : all) {
     if (other.name == name) continue;
-    std::optional<std::string> clash;
+    // Both what it would run on its next start and what it runs now.
+    std::vector<common::config::SiteConfig> theirs;
     Result<common::config::SiteConfig> stored = loadInstanceConfig(other.config, other.config_path);
-    if (stored.ok()) clash = listenOverlap(site, *stored);
+    if (stored.ok()) theirs.push_back(std::move(stored).value());
     std::optional<common::config::SiteConfig> running = runtime_.runningSite(other.name);
-    if (!clash && running) clash = listenOverlap(site, *running);
-    if (clash) {
-      return Status(StatusCode::kAlreadyExists,
-                    "address " + *clash + " is already used by instance " + other.name);
+    if (running) theirs.push_back(std::move(*running));
+    for (const common::config::SiteConfig& other_site : theirs) {
+      SCALWS_ASSIGN_OR_RETURN(std::optional<std::string> clash,
+                              sharingConflict(site, other.name, other_site, claimedNames));
+      if (clash) return Status(StatusCode::kAlreadyExists, *clash);
     }
   }
-  *config_path = path;
-  return text;
+  return Status();
 }
 
 Result<Json> ControlHandlers::instanceAdd(const Json& args) {
@@ -188,6 +198,15 @@ void ControlHandlers::instanceRestart(In& in, Out out) {
 }
 
 void ControlHandlers::instanceReload(In& in, Out out) {
+  // The others may have changed since this config was stored: its names are checked again.
+  if (Result<state::InstanceRecord> record = namedInstance(in.args()); record.ok()) {
+    Result<common::config::SiteConfig> site =
+        loadInstanceConfig(record->config, record->config_path);
+    if (site.ok()) {
+      Status sharing = checkSharing(record->name, *site);
+      if (!sharing.ok()) return out.fail(sharing);
+    }
+  }
   std::string name;
   InstanceRuntime::Done done = summaryWhenDone(in.args(), out, &name);
   if (done) runtime_.reload(name, std::move(done));

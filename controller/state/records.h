@@ -109,6 +109,19 @@ struct WorkerRecord {
   friend bool operator==(const WorkerRecord&, const WorkerRecord&) = default;
 };
 
+// A front process of a shared address (`fronts` table), kept like a worker's row so the
+// next controller finds and re-attaches the fronts its predecessor left accepting.
+struct FrontRecord {
+  int64_t pid = 0;
+  std::string address;  // "127.0.0.1:443"
+  uint32_t slot = 0;
+  uint64_t start_ticks = 0;
+  std::string attach_address;
+  int64_t started_ms = 0;
+
+  friend bool operator==(const FrontRecord&, const FrontRecord&) = default;
+};
+
 // What an instance's workers were last told: the config text, its path, the PHP pools and
 // the apps (the body of a `reload`).
 struct LaunchRecord {

@@ -183,6 +183,21 @@ constexpr std::string_view kLaunchAppsSchema = R"sql(
 ALTER TABLE launches ADD COLUMN apps TEXT NOT NULL DEFAULT '[]';
 )sql";
 
+// Migration 11: the front processes of addresses several instances share (controller/
+// shared/), one row per live process, so a controller that restarts re-attaches to them as
+// it does to workers (same columns and checks). No instance owns a front: an address's
+// fronts serve every instance there.
+constexpr std::string_view kFrontsSchema = R"sql(
+CREATE TABLE fronts (
+  pid INTEGER PRIMARY KEY NOT NULL CHECK (pid > 0),
+  address TEXT NOT NULL CHECK (length(address) BETWEEN 1 AND 64),
+  slot INTEGER NOT NULL CHECK (slot >= 0),
+  start_ticks INTEGER NOT NULL CHECK (start_ticks >= 0),
+  attach_address TEXT NOT NULL,
+  started_ms INTEGER NOT NULL
+) STRICT;
+)sql";
+
 }  // namespace
 
 std::span<const Migration> allMigrations() {
@@ -198,6 +213,7 @@ std::span<const Migration> allMigrations() {
        http3MetricsSchema()},
       {9, "apps: Node.js and Python apps the controller runs", kAppsSchema},
       {10, "launches.apps: the apps an instance's workers were told", kLaunchAppsSchema},
+      {11, "fronts: the front processes of shared addresses, for re-attaching", kFrontsSchema},
   };
   return kMigrations;
 }

@@ -128,6 +128,10 @@ class StateStore {
   common::Status forgetWorker(int64_t pid);  // ok when there is no such row
   // Ordered by instance, slot, pid; instance = nullopt: every worker.
   common::Result<std::vector<WorkerRecord>> listWorkers(const std::optional<std::string>& instance);
+  // The fronts of shared addresses (migration 11), like the workers' rows.
+  common::Status recordFront(const FrontRecord& record);
+  common::Status forgetFront(int64_t pid);  // ok when there is no such row
+  common::Result<std::vector<FrontRecord>> listFronts();
   // A reload the worker took: what it was told changed. Ok when there is no such row.
   common::Status setWorkerDigest(int64_t pid, const std::string& launch_digest);
   // What the instance's workers are told from now on (start, reload); kNotFound when the

@@ -1,6 +1,7 @@
 // StateStore: the live worker processes (migration 3) and what they were told (migration
 // 5), kept so a controller that restarts can find and re-attach the workers its
-// predecessor left serving, and check them against what it told them.
+// predecessor left serving, and check them against what it told them; the same for the
+// fronts of shared addresses (migration 11).
 #include "controller/state/state_store.h"
 
 namespace scalws::controller::state {
@@ -55,6 +56,46 @@ Result<std::vector<WorkerRecord>> StateStore::listWorkers(
     r.attach_address = stmt->columnText(4);
     r.started_ms = stmt->columnInt(5);
     r.launch_digest = stmt->columnText(6);
+    out.push_back(std::move(r));
+  }
+}
+
+Status StateStore::recordFront(const FrontRecord& record) {
+  if (record.pid <= 0) return common::invalidArgument("a front needs a pid");
+  Result<Statement> stmt = db_.prepare(
+      "INSERT OR REPLACE INTO fronts (pid, address, slot, start_ticks, attach_address, "
+      "started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!stmt.ok()) return stmt.status();
+  SCALWS_RETURN_IF_ERROR(stmt->bindAll(record.pid, record.address, int64_t{record.slot},
+                                       static_cast<int64_t>(record.start_ticks),
+                                       record.attach_address, record.started_ms));
+  return stmt->run();
+}
+
+Status StateStore::forgetFront(int64_t pid) {
+  Result<Statement> stmt = db_.prepare("DELETE FROM fronts WHERE pid = ?1");
+  if (!stmt.ok()) return stmt.status();
+  SCALWS_RETURN_IF_ERROR(stmt->bind(1, pid));
+  return stmt->run();
+}
+
+Result<std::vector<FrontRecord>> StateStore::listFronts() {
+  Result<Statement> stmt = db_.prepare(
+      "SELECT pid, address, slot, start_ticks, attach_address, started_ms FROM fronts "
+      "ORDER BY address, slot, pid");
+  if (!stmt.ok()) return stmt.status();
+  std::vector<FrontRecord> out;
+  while (true) {
+    Result<bool> row = stmt->step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    FrontRecord r;
+    r.pid = stmt->columnInt(0);
+    r.address = stmt->columnText(1);
+    r.slot = static_cast<uint32_t>(stmt->columnInt(2));
+    r.start_ticks = static_cast<uint64_t>(stmt->columnInt(3));
+    r.attach_address = stmt->columnText(4);
+    r.started_ms = stmt->columnInt(5);
     out.push_back(std::move(r));
   }
 }

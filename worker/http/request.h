@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -32,11 +33,16 @@ enum class HttpVersion : uint8_t { kHttp10, kHttp11, kHttp2, kHttp3 };
 // it, and as nginx does).
 std::string_view httpVersionName(HttpVersion version);
 
+class SharedHosts;
+
 struct PeerInfo {
   sockaddr_storage address{};
   socklen_t address_len = 0;
   uint16_t local_port = 0;
   bool tls = false;
+  // Handed over by the front of an address this instance shares: the names it answers
+  // there (a request for another's gets 421). Null on a listener of its own.
+  std::shared_ptr<const SharedHosts> shared_hosts;
 };
 
 class Request {

@@ -8,12 +8,20 @@
 #include "worker/http/http_stream.h"
 #include "worker/http/path_normalizer.h"
 #include "worker/loop/worker_loop.h"
+#include "worker/net/shared_hosts.h"
 
 namespace scalws::worker {
 
 void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap) noexcept {
   Request& r = stream.request_;
   stream.body_limit_ = snap.server().max_body;
+  // RFC 9110 §15.5.20: a request for a host another instance answers on this shared
+  // address (a coalesced HTTP/2 connection, a keep-alive one that switched Host).
+  if (r.peer != nullptr && r.peer->shared_hosts != nullptr &&
+      !r.peer->shared_hosts->serves(r.host)) {
+    sendError(r, stream, 421);
+    return;
+  }
   if (r.method == Method::kOptions && r.target == "*") {
     const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
     stream.respond(200, allow, {}, BodyLifetime::kStable);

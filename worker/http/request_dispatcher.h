@@ -5,6 +5,8 @@
 // routes.
 //
 // dispatch(), in order:
+//   0. on a connection a shared address's front handed over, a host this instance does not
+//      answer there gets 421 (worker/net/shared_hosts.h);
 //   1. OPTIONS * (RFC 9110 §9.3.7) is answered with the methods we serve;
 //   2. the path is normalised (percent-decoding, dot segments): 400 when it cannot be;
 //   3. the router picks a route: 404 when none matches;

@@ -17,6 +17,9 @@ namespace scalws::worker {
 namespace {
 
 constexpr int kAcceptBatch = 64;
+// A front sends one descriptor per message; room for a few lets a batching sender work
+// and keeps what a wrong sender attaches from being truncated silently.
+constexpr size_t kHandoffFdsPerMessage = 8;
 constexpr uint64_t kRejectHoldMs = 200;
 constexpr size_t kMaxRejectedHeld = 1024;
 constexpr std::string_view kOverloaded =
@@ -91,6 +94,7 @@ void WorkerLoop::onAccept(uv_poll_t* handle, int status, int events) {
 }
 
 void WorkerLoop::acceptFrom(Listener& l) {
+  if (l.socket.handoff) return receiveFrom(l);
   for (int i = 0; i < kAcceptBatch && !shutting_down_; ++i) {
     PeerInfo peer;
     peer.address_len = sizeof(peer.address);
@@ -103,19 +107,68 @@ void WorkerLoop::acceptFrom(Listener& l) {
       }
       return;  // EAGAIN and everything else: wait for the next readiness
     }
-    if (connection_count_ >= snapshot_->server().max_connections) {
-      if (l.socket.tls) {
-        ::close(fd);  // a plain-text 503 means nothing to a TLS client
-      } else {
-        rejectOverloaded(fd);
-      }
-      continue;
-    }
-    counters_->conn_accepted.add();
-    peer.local_port = l.socket.port;
-    peer.tls = l.socket.tls;
-    startConnection(fd, peer, l.socket.listen_index);
+    admit(l, fd, peer);
   }
+}
+
+void WorkerLoop::receiveFrom(Listener& l) {
+  for (int i = 0; i < kAcceptBatch && !shutting_down_; ++i) {
+    char byte = 0;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kHandoffFdsPerMessage)];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t got = ::recvmsg(l.socket.fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return;  // EAGAIN: nothing more queued
+    }
+    if (got == 0) {
+      // Every sender's end is closed: the address's channel is gone (the instance stops).
+      uv_poll_stop(&l.poll);
+      return;
+    }
+    if ((msg.msg_flags & MSG_CTRUNC) != 0) {
+      LOG_WARN("a handed-over connection was lost: no descriptor slot left (raise the fd limit)");
+    }
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t k = 0; k < count; ++k) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+        // The front's word is not taken for the client's address; a descriptor that is not a
+        // connected TCP socket is not served at all.
+        PeerInfo peer;
+        peer.address_len = sizeof(peer.address);
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer.address), &peer.address_len) != 0 ||
+            (peer.address.ss_family != AF_INET && peer.address.ss_family != AF_INET6)) {
+          ::close(fd);
+          continue;
+        }
+        peer.shared_hosts = l.socket.shared_hosts;
+        admit(l, fd, peer);
+      }
+    }
+  }
+}
+
+void WorkerLoop::admit(const Listener& l, int fd, PeerInfo& peer) {
+  if (connection_count_ >= snapshot_->server().max_connections) {
+    if (l.socket.tls) {
+      ::close(fd);  // a plain-text 503 means nothing to a TLS client
+    } else {
+      rejectOverloaded(fd);
+    }
+    return;
+  }
+  counters_->conn_accepted.add();
+  peer.local_port = l.socket.port;
+  peer.tls = l.socket.tls;
+  startConnection(fd, peer, l.socket.listen_index);
 }
 
 void WorkerLoop::startConnection(int fd, const PeerInfo& peer, int listen_index) {
@@ -269,6 +322,14 @@ void WorkerLoop::postSnapshot(std::shared_ptr<const ConfigSnapshot> snapshot) {
   uv_async_send(&async_);
 }
 
+void WorkerLoop::postSharedHosts(int listen_index, std::shared_ptr<const SharedHosts> hosts) {
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    pending_hosts_.emplace_back(listen_index, std::move(hosts));
+  }
+  uv_async_send(&async_);
+}
+
 void WorkerLoop::postShutdown() {
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
@@ -280,14 +341,21 @@ void WorkerLoop::postShutdown() {
 void WorkerLoop::onAsync(uv_async_t* async) {
   auto* self = static_cast<WorkerLoop*>(async->data);
   std::shared_ptr<const ConfigSnapshot> snapshot;
+  std::vector<std::pair<int, std::shared_ptr<const SharedHosts>>> hosts;
   bool shutdown = false;
   {
     std::lock_guard<std::mutex> lock(self->pending_mutex_);
     snapshot = std::move(self->pending_snapshot_);
+    hosts.swap(self->pending_hosts_);
     shutdown = self->pending_shutdown_;
     self->pending_shutdown_ = false;
   }
   if (snapshot) self->applySnapshot(std::move(snapshot));
+  for (auto& [index, names] : hosts) {
+    for (auto& l : self->listeners_) {
+      if (l->socket.handoff && l->socket.listen_index == index) l->socket.shared_hosts = names;
+    }
+  }
   if (shutdown) self->startShutdown();
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "common/http_date.h"
@@ -29,6 +30,7 @@ namespace scalws::worker {
 
 class ClientConnection;
 class ConfigSnapshot;
+class SharedHosts;
 class Transport;
 struct PeerInfo;
 
@@ -50,6 +52,12 @@ struct ListenerSocket {
   // (quic/connection_id.h, common/net/quic_steering.h).
   bool quic = false;
   uint16_t steering_id = 0xffff;
+  // A channel of a shared address instead of a listening socket: a SOCK_SEQPACKET unix
+  // socket on which the address's front sends accepted connections, one descriptor per
+  // message (ipc/front_messages.h). They are served exactly like accepted ones, with
+  // `shared_hosts` in their PeerInfo.
+  bool handoff = false;
+  std::shared_ptr<const SharedHosts> shared_hosts = {};
 };
 
 class WorkerLoop {
@@ -71,6 +79,9 @@ class WorkerLoop {
 
   void postSnapshot(std::shared_ptr<const ConfigSnapshot> snapshot);
   void postShutdown();
+  // New names for the channels of the shared address behind listens[listen_index]; the
+  // connections handed over from then on use them.
+  void postSharedHosts(int listen_index, std::shared_ptr<const SharedHosts> hosts);
 
   // Services for connections and handlers (loop thread only).
   uv_loop_t* uv() const { return uv_; }
@@ -117,6 +128,11 @@ class WorkerLoop {
   static void onAsync(uv_async_t* async);
 
   void acceptFrom(Listener& listener);
+  // A channel's messages: each descriptor a front handed over.
+  void receiveFrom(Listener& listener);
+  // A connection from `listener` (accepted, or handed over and checked): counted, refused
+  // past max_connections, else started.
+  void admit(const Listener& listener, int fd, PeerInfo& peer);
   // Chooses the protocol for a new connection and starts it: a TLS handshake first on TLS
   // listeners, a look for the h2c preface on plain ones with http2 = true, else HTTP/1.1.
   void startConnection(int fd, const PeerInfo& peer, int listen_index);
@@ -157,6 +173,7 @@ class WorkerLoop {
   uv_async_t async_{};
   std::mutex pending_mutex_;
   std::shared_ptr<const ConfigSnapshot> pending_snapshot_;
+  std::vector<std::pair<int, std::shared_ptr<const SharedHosts>>> pending_hosts_;
   bool pending_shutdown_ = false;
   bool shutting_down_ = false;
   bool handles_closed_ = false;

@@ -112,6 +112,12 @@ void InstanceLoops::onBarrier(uv_async_t* handle) {
   if (--self->barrier_pending_ == 0) uv_async_send(self->applied_async_);
 }
 
+void InstanceLoops::broadcastSharedHosts(int listen_index,
+                                         std::shared_ptr<const SharedHosts> hosts) {
+  if (stopping_) return;
+  for (auto& loop : loops_) loop->postSharedHosts(listen_index, hosts);
+}
+
 void InstanceLoops::shutdown() {
   if (stopping_) return;
   stopping_ = true;

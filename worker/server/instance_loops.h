@@ -42,6 +42,8 @@ class InstanceLoops {
   // took it (new connections and requests then start on it).
   void broadcastSnapshot(const std::shared_ptr<const ConfigSnapshot>& snapshot,
                          std::function<void()> on_applied);
+  // Posts new names for the channels of listens[listen_index] to every loop.
+  void broadcastSharedHosts(int listen_index, std::shared_ptr<const SharedHosts> hosts);
   void shutdown();  // graceful, idempotent
   void join();      // waits for the loop threads and closes their uv loops
 

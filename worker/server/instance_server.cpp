@@ -3,12 +3,14 @@
 #include <uv.h>
 
 #include <csignal>
+#include <map>
 #include <memory>
 
 #include "common/log.h"
 #include "worker/handlers/proxy/upstream_stats.h"
 #include "worker/metrics/metrics_area.h"
 #include "worker/metrics/process_stats.h"
+#include "worker/net/shared_hosts.h"
 #include "worker/server/instance_loops.h"
 #include "worker/server/instance_pools.h"
 #include "worker/server/instance_session.h"
@@ -36,11 +38,22 @@ ipc::SandboxSummary summaryOf(const sandbox::SandboxReport& r) {
   s.landlock_scoped = sandbox::landlockScopeNames(r.landlock.scoped);
   s.seccomp_enforced = r.seccomp.enforced;
   s.seccomp_action = std::string(sandbox::seccompActionName(r.seccomp.action));
+  s.seccomp_profile = std::string(sandbox::seccompProfileName(r.seccomp.profile));
   s.allowed_syscalls = r.seccomp.allowedSyscalls;
   s.udp_datagrams = r.seccomp.udpDatagrams;
   s.degraded = r.degraded;
   s.verified = r.verified;
   return s;
+}
+
+// The names on the shared address `address` as the controller sent them; one that names
+// nobody when it sent none (every request then gets 421 rather than another's answer).
+std::shared_ptr<const SharedHosts> sharedHostsFor(const std::vector<ipc::SharedAddressNames>& all,
+                                                  const std::string& address, uint16_t port) {
+  for (const ipc::SharedAddressNames& names : all) {
+    if (names.address == address && names.port == port) return SharedHosts::build(names);
+  }
+  return SharedHosts::build(ipc::SharedAddressNames{address, port, {}, {}, {}});
 }
 
 // How often a worker tells the controller its figures (every second).
@@ -96,6 +109,15 @@ class InstanceServer final : public InstanceHost {
                               "TLS listener " + l.address + " is not in the config");
       }
       ListenerSocket socket{l.fd.get(), l.port, l.tls, index};
+      if (l.handoff) {
+        if (index < 0) {
+          return common::Status(common::StatusCode::kInvalidArgument,
+                                "shared address " + l.address + " is not in the config");
+        }
+        socket.handoff = true;
+        socket.shared_hosts = sharedHostsFor(plan.shared, l.address, l.port);
+        handoff_listens_[index] = {l.address, l.port};
+      }
       if (l.quic) {
         if (index < 0 || !listens[static_cast<size_t>(index)].http3) {
           return common::Status(
@@ -127,6 +149,13 @@ class InstanceServer final : public InstanceHost {
     LOG_INFO("instance %s: serving, slot %u, %zu loop(s)", plan.settings.instance.c_str(),
              plan.settings.slot, loops_->size());
     return summaryOf(*report);
+  }
+
+  void applySharedNames(const std::vector<ipc::SharedAddressNames>& shared) override {
+    if (!loops_) return;
+    for (const auto& [index, where] : handoff_listens_) {
+      loops_->broadcastSharedHosts(index, sharedHostsFor(shared, where.first, where.second));
+    }
   }
 
   void applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot,
@@ -210,6 +239,8 @@ class InstanceServer final : public InstanceHost {
   uv_timer_t metrics_timer_{};
   bool metrics_timer_started_ = false;
   ConnectAllowance allowance_;  // fixed by the sandbox entered in goLive
+  // The [[listen]] index of each shared address, with its address and port.
+  std::map<int, std::pair<std::string, uint16_t>> handoff_listens_;
   int exit_code_ = 0;
   bool closed_ = false;
 };

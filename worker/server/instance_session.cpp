@@ -45,6 +45,15 @@ bool isListening(int fd) {
   return ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on != 0;
 }
 
+bool isHandoffChannel(int fd) {
+  int type = 0;
+  int domain = 0;
+  socklen_t len = sizeof(type);
+  socklen_t domain_len = sizeof(domain);
+  return ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET &&
+         ::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &domain_len) == 0 && domain == AF_UNIX;
+}
+
 bool isDatagramSocket(int fd) {
   int type = 0;
   socklen_t len = sizeof(type);
@@ -98,6 +107,7 @@ const ipc::OpHandler<InstanceSession> InstanceSession::kHandlers[] = {
     {ipc::op::kStop, &InstanceSession::onStop},
     {ipc::op::kStderr, &InstanceSession::onStderr},
     {ipc::op::kCachePurge, &InstanceSession::onCachePurge},
+    {ipc::op::kSharedNames, &InstanceSession::onSharedNames},
 };
 
 InstanceSession::InstanceSession(uv_loop_t* loop, std::string instance, UniqueFd channel,
@@ -286,6 +296,11 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
         return replier.fail(ipc::errc::kInvalidArgument,
                             "listener " + spec.address + ": the fd is not a UDP socket");
       }
+    } else if (spec.handoff) {
+      if (!isHandoffChannel(fds[i].get())) {
+        return replier.fail(ipc::errc::kInvalidArgument,
+                            "listener " + spec.address + ": the fd is not a unix seqpacket socket");
+      }
     } else if (!isListening(fds[i].get())) {
       return replier.fail(ipc::errc::kInvalidArgument,
                           "listener " + spec.address + ": the fd is not a listening socket");
@@ -300,6 +315,7 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
   auto snapshot = buildInstanceSnapshot(plan_.settings, caches->get());
   if (!snapshot.ok()) return replier.fail(snapshot.status());
   plan_.listeners = std::move(listeners);
+  plan_.shared = std::move(args->shared);
   plan_.caches = std::move(caches).value();
   plan_.snapshot = std::move(snapshot).value();
   state_ = State::kGoingLive;
@@ -438,6 +454,15 @@ void InstanceSession::onCachePurge(ipc::Incoming& request, ipc::Replier replier)
       mailbox->post([counted, counts] { counted(counts); });
     });
   }
+}
+
+void InstanceSession::onSharedNames(ipc::Incoming& request, ipc::Replier replier) {
+  if (state_ != State::kServing) return replier.fail(ipc::errc::kFailed, "not serving");
+  Result<std::vector<ipc::SharedAddressNames>> shared = ipc::sharedNamesFrom(request.args());
+  if (!shared.ok()) return replier.fail(shared.status());
+  plan_.shared = std::move(shared).value();
+  host_.applySharedNames(plan_.shared);
+  replier.ok();
 }
 
 void InstanceSession::requestStop() {

@@ -78,6 +78,8 @@ struct InstancePlan {
   std::vector<InstanceListener> listeners;
   // The memory tiers of its [cache]s, as the controller made them (with the listeners).
   std::shared_ptr<cache::CacheSet> caches;
+  // Who claims which names on the shared addresses among the listeners (handoff ones).
+  std::vector<ipc::SharedAddressNames> shared;
 };
 
 // The serving side, implemented by the real worker (instance_server.cpp) and by tests.
@@ -96,6 +98,11 @@ class InstanceHost {
   virtual common::Status admits(const ConfigSnapshot& next) {
     (void)next;
     return common::okStatus();
+  }
+  // New names for the shared addresses (shared_names): connections handed over from then on
+  // are checked against them.
+  virtual void applySharedNames(const std::vector<ipc::SharedAddressNames>& shared) {
+    (void)shared;
   }
   // Graceful stop; the host calls InstanceSession::close() once every loop drained.
   virtual void stop() = 0;
@@ -154,6 +161,7 @@ class InstanceSession {
   void onStop(ipc::Incoming& request, ipc::Replier replier);
   void onStderr(ipc::Incoming& request, ipc::Replier replier);
   void onCachePurge(ipc::Incoming& request, ipc::Replier replier);
+  void onSharedNames(ipc::Incoming& request, ipc::Replier replier);
   void goLive();
   void onChannelClosed(const common::Status& why);
   void acceptAttach();

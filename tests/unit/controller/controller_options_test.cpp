@@ -54,6 +54,35 @@ TEST(ControllerOptionsTest, AppLogSize) {
   }
 }
 
+TEST(ControllerOptionsTest, FrontFlags) {
+  auto d = parseControllerArgs({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->front_binary, "");
+  EXPECT_EQ(d->front_user, "scalws-front");
+  EXPECT_EQ(d->front_processes, 1u);
+  EXPECT_EQ(d->front_header_timeout_ms, 10'000u);
+  EXPECT_EQ(d->front_max_waiting, 4096u);
+  auto o =
+      parseControllerArgs({"--scalws-front", "/opt/f", "--front-user", "edge", "--front-processes",
+                           "4", "--front-header-timeout", "2s", "--front-max-waiting", "100"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->front_binary, "/opt/f");
+  EXPECT_EQ(o->front_user, "edge");
+  EXPECT_EQ(o->front_processes, 4u);
+  EXPECT_EQ(o->front_header_timeout_ms, 2'000u);
+  EXPECT_EQ(o->front_max_waiting, 100u);
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"--front-processes", "0"},
+                                             {"--front-processes", "65"},
+                                             {"--front-max-waiting", "none"},
+                                             {"--front-header-timeout", "10ms"},
+                                             {"--front-header-timeout", "2h"},
+                                             {"--front-user"}}) {
+    EXPECT_EQ(parseControllerArgs(bad).status().code(), StatusCode::kInvalidArgument)
+        << bad[0] << " " << (bad.size() > 1 ? bad[1] : "");
+  }
+}
+
 TEST(ControllerOptionsTest, EveryFlag) {
   auto o =
       parseControllerArgs({"--state-dir", "/s", "--socket", "/r/c.sock", "--reserve-cpus", "0,2-3",

@@ -36,6 +36,41 @@ TEST(OpsTest, WorkerChannelOpsGoTheDesignedWay) {
   }
 }
 
+TEST(OpsTest, FrontChannelOpsGoOnlyBetweenFrontAndController) {
+  struct Row {
+    const char* name;
+    Role from;
+    Role to;
+    bool reply;
+  };
+  const Row rows[] = {
+      {"front.hello", Role::kFront, Role::kController, true},
+      {"front.config", Role::kController, Role::kFront, true},
+      {"front.ready", Role::kFront, Role::kController, true},
+      {"front.route", Role::kController, Role::kFront, true},
+      {"front.unroute", Role::kController, Role::kFront, true},
+      {"front.stop", Role::kController, Role::kFront, true},
+      {"front.metrics", Role::kFront, Role::kController, false},
+      {"front.stderr", Role::kController, Role::kFront, true},
+  };
+  for (const Row& row : rows) {
+    const OpSpec* op = findOp(row.name, row.from, row.to);
+    ASSERT_NE(op, nullptr) << row.name;
+    EXPECT_EQ(op->expects_reply, row.reply) << row.name;
+    EXPECT_EQ(findOp(row.name, row.to, row.from), nullptr) << row.name;
+    for (Role other : {Role::kWorker, Role::kCtl}) {
+      EXPECT_EQ(findOp(row.name, other, row.to), nullptr) << row.name;
+      EXPECT_EQ(findOp(row.name, row.from, other), nullptr) << row.name;
+    }
+  }
+  // The worker's side of a shared address: the names, from the controller only.
+  EXPECT_NE(findOp("shared_names", Role::kController, Role::kWorker), nullptr);
+  EXPECT_EQ(findOp("shared_names", Role::kFront, Role::kWorker), nullptr);
+  // A front may not speak the worker's ops.
+  EXPECT_EQ(findOp("hello", Role::kFront, Role::kController), nullptr);
+  EXPECT_EQ(findOp("metrics", Role::kFront, Role::kController), nullptr);
+}
+
 TEST(OpsTest, ControlOpsComeFromCtlAndSayWhetherTheyWrite) {
   const OpSpec* list = findOp("instance.list", Role::kCtl, Role::kController);
   ASSERT_NE(list, nullptr);
@@ -76,6 +111,7 @@ TEST(OpsTest, RoleNames) {
   EXPECT_EQ(roleName(Role::kController), "controller");
   EXPECT_EQ(roleName(Role::kWorker), "worker");
   EXPECT_EQ(roleName(Role::kCtl), "scalwsctl");
+  EXPECT_EQ(roleName(Role::kFront), "front");
 }
 
 }  // namespace

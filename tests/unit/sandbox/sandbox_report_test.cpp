@@ -49,7 +49,9 @@ TEST(SandboxReportTest, TextLines) {
   EXPECT_TRUE(hasLine(lines, "landlock tcp: bind denied, connect allowed to ports 9000 9001"));
   EXPECT_TRUE(hasLine(lines, "landlock scopes: signal"));
   EXPECT_TRUE(
-      hasLine(lines, "seccomp: enforced, action EPERM, logged, 97 syscalls allowed (104 rules)"));
+      hasLine(lines,
+              "seccomp: enforced, action EPERM, logged, worker allow-list, 97 syscalls allowed "
+              "(104 rules)"));
   EXPECT_TRUE(hasLine(lines, "degraded: something not enforced"));
   EXPECT_TRUE(hasLine(lines, "verified in /proc/self/status: yes"));
   for (const std::string& line : lines) EXPECT_EQ(line.find("seccomp udp"), std::string::npos);

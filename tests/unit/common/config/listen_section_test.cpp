@@ -30,7 +30,35 @@ TEST(ListenSection, AddressIsRequiredAndMustParse) {
 TEST(ListenSection, UnknownKey) {
   EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nssl = true\n"),
             "t.toml:3:1: listen: unknown key \"ssl\" (expected one of: address, tls, http2, http3, "
-            "quic)");
+            "quic, names, default)");
+}
+
+TEST(ListenSection, NamesAndDefault) {
+  Result<SiteConfig> site = loadSiteConfigString(
+      "[[listen]]\naddress = \"127.0.0.1:80\"\nnames = [\"Shop.Example\", \"*.shop.example\"]\n"
+      "default = true\n[[listen]]\naddress = \"127.0.0.1:81\"\nnames = \"one.example\"\n",
+      "t.toml");
+  ASSERT_TRUE(site.ok()) << site.status().message();
+  EXPECT_EQ(site->listens[0].names, (std::vector<std::string>{"shop.example", "*.shop.example"}));
+  EXPECT_TRUE(site->listens[0].is_default);
+  EXPECT_EQ(site->listens[1].names, std::vector<std::string>{"one.example"});
+  EXPECT_FALSE(site->listens[1].is_default);
+}
+
+TEST(ListenSection, NamesMustBeServerNames) {
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nnames = [\"a..b\"]\n"),
+            "t.toml:3:10: listen.names[0]: \"a..b\" is not a valid server name");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nnames = [\"a.*.b\"]\n"),
+            "t.toml:3:10: listen.names[0]: \"a.*.b\": a wildcard is only allowed as a leading "
+            "\"*.\"");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nnames = []\n"),
+            "t.toml:3:9: listen.names: must not be empty (leave it out)");
+  EXPECT_EQ(errorsOf(std::string("[[listen]]\naddress = \"127.0.0.1:443\"\n") +
+                     "tls = { cert = \"c.pem\", key = \"k.pem\" }\nnames = []\n"),
+            "t.toml:4:9: listen.names: must not be empty (leave it out to use the certificates' "
+            "names)");
+  EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\ndefault = \"yes\"\n"),
+            "t.toml:3:11: listen.default: expected a boolean, found a string");
 }
 
 TEST(ListenSection, Http2) {

@@ -2,6 +2,7 @@
 // protocol (loop/protocols.h) in place of HTTP/1.1, so no HTTP is involved.
 #include "worker/loop/worker_loop.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -17,6 +19,7 @@
 #include "common/net/listen_socket.h"
 #include "worker/config_snapshot.h"
 #include "worker/net/client_connection.h"
+#include "worker/net/shared_hosts.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker {
@@ -25,6 +28,7 @@ namespace {
 int g_live = 0;
 int g_started = 0;
 int g_last_fd = -1;
+const SharedHosts* g_last_hosts = nullptr;
 
 // Stands for a protocol's connection: lives until the loop asks it to end.
 class FakeConnection final : public ClientConnection {
@@ -54,6 +58,7 @@ ClientConnection* startFake(WorkerLoop& loop, std::unique_ptr<Transport> transpo
   EXPECT_EQ(peer.address.ss_family, AF_INET);
   ++g_started;
   g_last_fd = transport->fd();
+  g_last_hosts = peer.shared_hosts.get();
   return new FakeConnection(loop, std::move(transport));
 }
 
@@ -87,6 +92,7 @@ class WorkerLoopTest : public ::testing::Test {
   void SetUp() override {
     g_live = g_started = 0;
     g_last_fd = -1;
+    g_last_hosts = nullptr;
     g_datagram_fd = -1;
     g_datagram_steering = 0;
     ASSERT_EQ(uv_loop_init(&uv_), 0);
@@ -239,6 +245,76 @@ TEST_F(WorkerLoopTest, AQuicSocketWithoutHttp3IsLeftAlone) {
   EXPECT_EQ(g_datagram_fd, -1);
   EXPECT_EQ(loop_->connectionCount(), 0u);
   shutdownLoop();
+}
+
+// A shared address's channel: what a front sends is served like an accepted connection,
+// with the address's names; what is not a TCP connection is closed, never served.
+TEST_F(WorkerLoopTest, AHandedOverConnectionIsServedLikeAnAcceptedOne) {
+  static const ProtocolTable fake{&startFake, &startFake};
+  loop_ = std::make_unique<WorkerLoop>(&uv_, 0, snapshot(""), -1);
+  loop_->setProtocolsForTest(fake);
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair), 0);
+  common::UniqueFd front(pair[0]);
+  common::UniqueFd channel(pair[1]);
+  ListenerSocket handoff{channel.get(), port_, false, 0};
+  handoff.handoff = true;
+  handoff.shared_hosts = SharedHosts::build({"127.0.0.1:1", 1, {"a.example"}, {}, {}});
+  loop_->addListener(handoff);
+
+  auto send = [&](int fd) {
+    char byte = 'C';
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    EXPECT_EQ(::sendmsg(front.get(), &msg, 0), 1);
+  };
+  // What a front does: accept, hand over, close its copy.
+  int client = connect();
+  int accepted = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  ASSERT_GE(accepted, 0);
+  send(accepted);
+  ::close(accepted);
+  ASSERT_TRUE(runUntil([] { return g_started == 1; }));
+  ASSERT_NE(g_last_hosts, nullptr);
+  EXPECT_TRUE(g_last_hosts->serves("a.example"));
+  EXPECT_FALSE(g_last_hosts->serves("b.example"));
+  EXPECT_EQ(loop_->siteMetrics().conn_accepted, 1u);
+  // A descriptor that is no connection (a pipe) is closed, not served.
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  send(pipe_fds[0]);
+  ::close(pipe_fds[0]);
+  int second = connect();
+  accepted = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  send(accepted);
+  ::close(accepted);
+  ASSERT_TRUE(runUntil([] { return g_started == 2; }));
+  EXPECT_EQ(loop_->siteMetrics().conn_accepted, 2u);  // the pipe was not counted
+  ::close(pipe_fds[1]);
+  // New names reach the channel's next connections.
+  loop_->postSharedHosts(0, SharedHosts::build({"127.0.0.1:1", 1, {"b.example"}, {}, {}}));
+  // (the loop takes them on its next turn: they come from another thread in a worker)
+  uv_run(&uv_, UV_RUN_NOWAIT);
+  int third = connect();
+  accepted = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  send(accepted);
+  ::close(accepted);
+  ASSERT_TRUE(runUntil([] { return g_started == 3; }));
+  EXPECT_TRUE(g_last_hosts->serves("b.example"));
+  shutdownLoop();
+  ::close(client);
+  ::close(second);
+  ::close(third);
 }
 
 }  // namespace
