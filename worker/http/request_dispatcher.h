@@ -14,6 +14,11 @@
 //   6. the route's handler runs.
 // Every error goes through sendError. The stream's body limit is the route's max_body
 // (the server's when no route matched) once dispatch() returns.
+//
+// Response rules (headers, errors, compress: worker/response/): the route's, or for the
+// 400 and 404 given before a route matched, [site]'s. When they edit headers or compress,
+// the handler (and the route's own 403/413) answers through a ResponseFilter instead of
+// the stream; a route without rules gets the stream itself.
 #pragma once
 
 namespace scalws::worker {
