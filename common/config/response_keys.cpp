@@ -190,22 +190,25 @@ void readEncodings(TableReader& table, CompressConfig& config) {
   if (value == nullptr) return;
   ParseContext& ctx = table.context();
   std::vector<CompressEncoding> encodings;
+  bool misfit = false;
   bool ok = forEachString(
       *value, table.keyPath("encodings"), ctx,
       [&](const ConfigValue& element, const std::string& path) {
         for (const auto& [name, encoding] : kEncodings) {
           if (element.string != name) continue;
           if (std::find(encodings.begin(), encodings.end(), encoding) != encodings.end()) {
+            misfit = true;
             ctx.error(element.where, path + ": \"" + element.string + "\" is listed twice");
           } else {
             encodings.push_back(encoding);
           }
           return;
         }
+        misfit = true;
         ctx.error(element.where, path + ": unknown encoding \"" + element.string +
                                      "\" (expected \"br\", \"zstd\" or \"gzip\")");
       });
-  if (!ok) return;
+  if (!ok || misfit) return;
   if (encodings.empty()) {
     table.error(*value, "encodings",
                 "must name at least one encoding (compress = false turns "
@@ -227,10 +230,12 @@ void readCompressTypes(TableReader& table, CompressConfig& config) {
   if (value == nullptr) return;
   ParseContext& ctx = table.context();
   std::vector<std::string> types;
+  bool misfit = false;
   bool ok =
       forEachString(*value, table.keyPath("types"), ctx,
                     [&](const ConfigValue& element, const std::string& path) {
                       if (!isCompressibleTypePattern(element.string)) {
+                        misfit = true;
                         ctx.error(element.where, path + ": \"" + element.string +
                                                      "\" is not a media type (\"text/html\", or "
                                                      "\"text/*\" for every text type)");
@@ -238,7 +243,7 @@ void readCompressTypes(TableReader& table, CompressConfig& config) {
                       }
                       types.push_back(toLowerAscii(element.string));
                     });
-  if (!ok) return;
+  if (!ok || misfit) return;
   if (types.empty()) {
     table.error(*value, "types",
                 "must name at least one media type (compress = false turns "
