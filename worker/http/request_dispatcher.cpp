@@ -63,6 +63,11 @@ void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap)
   handler->handle(r, writer);
 }
 
+void RequestDispatcher::answerError(HttpStream& stream, uint16_t status, bool close) noexcept {
+  Request& r = stream.request_;
+  sendError(r, writerFor(stream, r, r.response_rules), status, {}, close);
+}
+
 void RequestDispatcher::account(const HttpStream& stream, WorkerLoop& loop) noexcept {
   const Request& r = stream.request_;
   uint64_t us = r.start_ns != 0 ? (uv_hrtime() - r.start_ns) / 1000 : 0;

@@ -21,6 +21,8 @@
 // the stream; a route without rules gets the stream itself.
 #pragma once
 
+#include <cstdint>
+
 namespace scalws::worker {
 
 class ConfigSnapshot;
@@ -30,6 +32,10 @@ class WorkerLoop;
 class RequestDispatcher {
  public:
   static void dispatch(HttpStream& stream, const ConfigSnapshot& snapshot) noexcept;
+  // An error the connection finds after dispatch (a body past max_body) answered with the
+  // response rules the request was dispatched with (request().response_rules): its error
+  // page and header edits. The handler's InFlight must have been aborted already.
+  static void answerError(HttpStream& stream, uint16_t status, bool close) noexcept;
   // The exchange is over (its response finished, or a codec error was answered): one
   // access-log line and the loop's request counters.
   static void account(const HttpStream& stream, WorkerLoop& loop) noexcept;
