@@ -58,6 +58,7 @@ class RulesStream final : public HttpStream {
     return std::nullopt;
   }
   using HttpStream::inFlight;
+  using HttpStream::reset;
 
   PeerInfo peer_;
   HeaderField accept_{"accept-encoding", "gzip"};
@@ -160,6 +161,14 @@ TEST_F(DispatchRulesTest, ThePolicysOwn403GetsTheRoutePage) {
   EXPECT_EQ(stream_.status(), 403);
   EXPECT_EQ(stream_.body, "<h1>our 403</h1>\n");
   EXPECT_EQ(stream_.header("strict-transport-security"), "max-age=63072000");
+}
+
+TEST_F(DispatchRulesTest, TheNextRequestStartsWithoutThePreviousRules) {
+  stream_.get("/private/x", *loop_);
+  RequestDispatcher::dispatch(stream_, *snap_);
+  ASSERT_NE(stream_.request().response_rules, nullptr);
+  stream_.reset();  // the connection moves on to its next request
+  EXPECT_EQ(stream_.request().response_rules, nullptr);
 }
 
 TEST(DispatchWithoutRules, NothingIsTakenAndNoRulesAreSet) {
