@@ -9,10 +9,12 @@ PACKAGES="
   libuv1-dev libssl-dev node-llhttp libnghttp2-dev libseccomp-dev
   libtomlplusplus-dev libsqlite3-dev nlohmann-json3-dev libsystemd-dev libcrypt-dev
   libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libnghttp3-dev
+  zlib1g-dev libbrotli-dev libzstd-dev
   googletest libgtest-dev libgmock-dev
   php8.2-fpm php8.2-cli nginx-light h2o
   curl nghttp2-client ngtcp2-client wrk openssl testssl.sh
   python3 python3-pytest python3-h2 python3-hyperframe python3-websockets
+  python3-brotli python3-zstandard
   nodejs node-ws python3-gunicorn python3-uvicorn
   sqlite3 procps psmisc strace valgrind linux-perf iproute2 util-linux passwd
   debhelper dpkg-dev fakeroot lintian pandoc bash-completion debootstrap

@@ -193,6 +193,17 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
     s->actions_.push_back(common::metrics::actionFromName(h.value()->actionName()));
     s->handlers_.push_back(std::move(h).value());
   }
+  // Error page roots are opened here, before the sandbox.
+  auto response = ResponseRulesSet::build(s->site_);
+  if (!response.ok()) {
+    if (!errors.empty()) errors += '\n';
+    errors += response.status().message();
+  } else {
+    s->response_ = std::move(response).value();
+    for (size_t i = 0; i < s->site_.routes.size(); ++i) {
+      s->response_rules_.push_back(s->response_->route(i));
+    }
+  }
   // Certificates and keys are read here: before the sandbox, and in a supervising parent
   // before it forks, so every worker inherits them.
   for (const auto& listen : s->site_.listens) {

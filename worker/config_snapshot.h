@@ -15,6 +15,7 @@
 #include "worker/handlers/fastcgi/pool_spec.h"
 #include "worker/handlers/proxy/upstream_spec.h"
 #include "worker/http/handler.h"
+#include "worker/response/response_rules.h"
 #include "worker/router/router.h"
 #include "worker/tls/server_context.h"
 
@@ -49,6 +50,12 @@ class ConfigSnapshot {
   Handler* handler(int route) const { return handlers_[static_cast<size_t>(route)].get(); }
   // The handler's action for the counters, looked up once here instead of per request.
   common::metrics::Action action(int route) const { return actions_[static_cast<size_t>(route)]; }
+  // The route's response rules (headers, errors, compress); null when it has none.
+  const ResponseRules* responseRules(int route) const {
+    return response_rules_[static_cast<size_t>(route)];
+  }
+  // [site]'s, for answers no route made; null when it has none.
+  const ResponseRules* siteResponseRules() const { return response_->site(); }
   uint64_t maxBody(int route) const;
   bool policyAllows(int route, const PeerInfo& peer) const;
   std::string_view serverHeaderLine() const { return server_line_; }
@@ -83,6 +90,8 @@ class ConfigSnapshot {
   std::vector<std::shared_ptr<const proxy::UpstreamSpec>> upstreams_;
   std::vector<std::unique_ptr<Handler>> handlers_;
   std::vector<common::metrics::Action> actions_;  // one per route
+  std::unique_ptr<ResponseRulesSet> response_;
+  std::vector<const ResponseRules*> response_rules_;  // one per route, from response_
   std::string server_line_;
   std::vector<std::shared_ptr<const tls::ServerContext>> tls_;  // one per listen
   std::vector<std::shared_ptr<const quic::TlsContext>> quic_;   // one per listen

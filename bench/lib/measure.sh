@@ -84,11 +84,14 @@ load_command() {
     wrk)
       LOAD_CMD=(wrk -t "$threads" -c "$conns" -d "${duration}s" --timeout 5s --latency)
       [[ ${SC_CHURN[$scenario]} == 1 ]] && LOAD_CMD+=(-H "Connection: close")
+      [[ -n ${SC_HEADER[$scenario]:-} ]] && LOAD_CMD+=(-H "${SC_HEADER[$scenario]}")
       LOAD_CMD+=("$url")
       ;;
     h2load)
       LOAD_CMD=(h2load -t "$threads" -c "$conns" -m "${SC_STREAMS[$scenario]}" -D "$duration"
-        --log-file="$base.h2log" "$url")
+        --log-file="$base.h2log")
+      [[ -n ${SC_HEADER[$scenario]:-} ]] && LOAD_CMD+=(-H "${SC_HEADER[$scenario]}")
+      LOAD_CMD+=("$url")
       ;;
     h3load)
       # One thread whatever CLIENT_CPUS holds; it prints h2load's summary and a p99.
@@ -150,15 +153,29 @@ check_answer() {
     check_answer_h3 "$name" "$scenario"
     return
   fi
-  local -a opts=(-s -o "$RUNDIR/answer.body" --max-time 10
+  local -a opts=(-s -o "$RUNDIR/answer.body" -D "$RUNDIR/answer.head" --max-time 10
     -w '%{http_code} %{size_download} %{http_version}')
   url=$(url_for "$name" "$scenario")
   [[ ${SC_TLS[$scenario]} == 1 ]] && opts+=(--http2 --cacert "$TLS_CERT")
+  [[ -n ${SC_HEADER[$scenario]:-} ]] && opts+=(-H "${SC_HEADER[$scenario]}")
   out=$(curl "${opts[@]}" "$url" 2>&1) || {
     CHECK_ERROR="curl failed: $out"
     return 1
   }
   read -r code size version <<<"$out"
+  if [[ $expect == gzip:* ]]; then
+    expect=${expect#gzip:}
+    if ! grep -qi '^content-encoding: *gzip' "$RUNDIR/answer.head"; then
+      CHECK_ERROR="answer from $url is not gzip-encoded"
+      return 1
+    fi
+    if ! gzip -dc <"$RUNDIR/answer.body" >"$RUNDIR/answer.decoded" 2>/dev/null; then
+      CHECK_ERROR="answer from $url does not decode as gzip"
+      return 1
+    fi
+    mv "$RUNDIR/answer.decoded" "$RUNDIR/answer.body"
+    size=$(stat -c %s "$RUNDIR/answer.body")
+  fi
   if [[ $code != 2?? ]]; then
     CHECK_ERROR="status $code from $url"
     return 1

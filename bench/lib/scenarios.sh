@@ -13,7 +13,11 @@
 #   peer     none, upstream (nginx peer with a fixed body), php (the php-fpm pool), node
 #            (hello-world Node.js processes, a unix socket each) or python (gunicorn)
 #   tls      1: https with the run's self-signed certificate
-#   expect   what the pre-flight check requires: "size:N" (body length) or a body substring
+#   expect   what the pre-flight check requires: "size:N" (body length) or a body substring;
+#            "gzip:" before either: the answer must be gzip-encoded, checked once decoded
+#
+# scenario_header NAME FIELD adds a request header field to every request of the scenario
+# (the load and the pre-flight check alike).
 #
 # A "-shared" scenario is its base scenario with ScalWS's instance behind a shared address
 # (scenario_share): the scalws-controller runs it as the default instance of an address a
@@ -22,10 +26,11 @@
 # ratio is what the hand-off costs (bench/README.md, "Shared addresses").
 
 BENCH_SCENARIOS=(static-small static-1m respond proxy proxy-churn cache-hit
-  tls-h2-static-small h3-static-small php node python static-small-shared proxy-churn-shared)
+  tls-h2-static-small h3-static-small php php-gzip node python static-small-shared
+  proxy-churn-shared)
 
 declare -gA SC_TOOL=() SC_PATH=() SC_CONNS=() SC_STREAMS=() SC_CHURN=() SC_PEER=() \
-  SC_TLS=() SC_EXPECT=() SC_BASE=() SC_SHARED=()
+  SC_TLS=() SC_EXPECT=() SC_HEADER=() SC_BASE=() SC_SHARED=()
 
 scenario_define() {
   local name=$1 tool=$2 path=$3 conns=$4 streams=$5 churn=$6 peer=$7 tls=$8 expect=$9
@@ -51,6 +56,8 @@ scenario_share() {
   SC_SHARED[$name]=1
 }
 
+scenario_header() { SC_HEADER[$1]=$2; }
+
 # Concurrency defaults come from `bench/run.sh --tune` runs on the 2-core reference
 # machine (bench/README.md, "Connection counts").
 #              name                tool   path          conns streams churn peer     tls expect
@@ -65,6 +72,9 @@ scenario_define tls-h2-static-small h2load /small.txt    16    8       0     non
 # CPU per request over TLS + HTTP/2 in the same run (bench/TARGETS.md).
 scenario_define h3-static-small     h3load /small.txt    16    8       0     none     1   size:1024
 scenario_define php                 wrk    /index.php    8     1       0     php      0   "hello from php"
+# A 20 KiB PHP page both servers compress with gzip level 1 on the fly.
+scenario_define php-gzip            wrk    /gzip.php     8     1       0     php      0   "gzip:size:20480"
+scenario_header php-gzip "Accept-Encoding: gzip"
 scenario_define node                wrk    /node         64    1       0     node     0   "hello from node"
 scenario_define python              wrk    /python       16    1       0     python   0   "hello from python"
 scenario_share static-small-shared static-small

@@ -103,7 +103,7 @@ prepare_docroot() {
   # 1 KiB of text, 1 MiB of random bytes.
   head -c 1024 /dev/zero | tr '\0' 'a' >"$DOCROOT/small.txt"
   head -c 1048576 /dev/urandom >"$DOCROOT/large.bin"
-  cp "$BENCH_DIR/www/index.php" "$DOCROOT/index.php"
+  cp "$BENCH_DIR/www/index.php" "$BENCH_DIR/www/gzip.php" "$DOCROOT/"
   chmod -R a+rX "$DOCROOT"
 }
 

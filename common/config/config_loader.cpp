@@ -19,9 +19,10 @@ namespace {
 constexpr off_t kMaxConfigBytes = 16 * 1024 * 1024;
 
 constexpr SectionParser kSectionParsers[] = {
-    {"server", parseServerSection},     {"listen", parseListenSection},
-    {"route", parseRouteSection},       {"php_pool", parsePhpPoolSection},
-    {"upstream", parseUpstreamSection}, {"cache", parseCacheSection},
+    {"server", parseServerSection},    {"listen", parseListenSection},
+    {"site", parseSiteSection},        {"route", parseRouteSection},
+    {"php_pool", parsePhpPoolSection}, {"upstream", parseUpstreamSection},
+    {"cache", parseCacheSection},
 };
 
 // The absolute directory of `source_name`: relative paths in the config are resolved

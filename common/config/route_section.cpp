@@ -24,6 +24,14 @@ std::string actionNames() {
   return names;
 }
 
+// Where a route's error pages are read when its `errors` names no root: the files it
+// serves (static, php), else the site's error root.
+std::string_view defaultErrorRoot(const RouteConfig& route, const SiteConfig& site) {
+  if (const auto* files = std::get_if<StaticAction>(&route.action)) return files->root;
+  if (const auto* php = std::get_if<PhpAction>(&route.action)) return php->root;
+  return site.response.errors ? std::string_view(site.response.errors->root) : "";
+}
+
 void parseRoute(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
   if (!expectType(value, ConfigValue::Type::kTable, "route", ctx)) return;
   RouteConfig route;
@@ -53,6 +61,7 @@ void parseRoute(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
   if (const ConfigValue* policy = table.get("policy")) {
     parseRoutePolicy(*policy, table.keyPath("policy"), ctx, route.policy);
   }
+  parseResponseKeys(table, defaultErrorRoot(route, site), route.response);
   table.finish();
   site.routes.push_back(std::move(route));
 }

@@ -17,6 +17,8 @@
 
 namespace scalws::common::config {
 
+class TableReader;
+
 // A top-level key: `value` is whatever the file holds under it (checked by the parser).
 struct SectionParser {
   std::string_view key;
@@ -30,6 +32,9 @@ void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& 
 void parsePhpPoolSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseUpstreamSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseCacheSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+// [site]: the response rules every route starts from. Parsed before the routes, which may
+// read its errors.root.
+void parseSiteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 // After every section: each proxy.cache and cache_purge.cache names a [cache] that exists.
 void checkCacheReferences(ParseContext& ctx, const SiteConfig& site);
 // After every section: each php route names a [php_pool] that exists.
@@ -80,5 +85,10 @@ void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseCon
                      MatchConfig& match);
 void parseRoutePolicy(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                       RoutePolicy& policy);
+// headers, errors and compress of a route or of [site] (response_keys.cpp).
+// `default_error_root`: where error pages are read when `errors` names no root of its own
+// ("" when it must).
+void parseResponseKeys(TableReader& table, std::string_view default_error_root,
+                       ResponseConfig& out);
 
 }  // namespace scalws::common::config

@@ -19,6 +19,7 @@
 #include "common/config/cache_config.h"
 #include "common/config/config_types.h"
 #include "common/config/proxy_config.h"
+#include "common/config/response_config.h"
 
 namespace scalws::common::config {
 
@@ -217,6 +218,8 @@ struct RouteConfig {
                CachePurgeAction>
       action;
   RoutePolicy policy;
+  // headers, errors, compress: layered over the site's (response_config.h).
+  ResponseConfig response;
   SourceLocation where;
 };
 
@@ -228,6 +231,9 @@ struct SiteConfig {
   std::vector<PhpPoolConfig> php_pools;   // in file order; names unique
   std::vector<UpstreamConfig> upstreams;  // in file order; names unique
   std::vector<CacheConfig> caches;        // in file order; names unique
+  // [site]: the response rules every route starts from, and that answers no route made
+  // (404 without a route, 400 for a path that cannot be normalised) get.
+  ResponseConfig response;
 };
 
 // The effective server settings: the [server] table, or defaults under the controller.

@@ -4,12 +4,16 @@
 #include <cstdio>
 
 #include "worker/http/status_text.h"
+#include "worker/response/response_rules.h"
 
 namespace scalws::worker {
 
 void sendError(Request& request, ResponseWriter& writer, uint16_t status,
                std::span<const HeaderField> extra, bool close) noexcept {
-  (void)request;
+  if (status >= 400 && request.response_rules != nullptr) {
+    const ErrorPages* pages = request.response_rules->errors();
+    if (pages != nullptr && pages->send(request, writer, status, extra, close)) return;
+  }
   char body[256];
   std::string_view reason = statusReason(status);
   int n = std::snprintf(body, sizeof(body),

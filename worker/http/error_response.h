@@ -1,5 +1,6 @@
 // The one path every error a client sees goes through: a small HTML page with
-// the status and its reason, never formatted by handlers themselves.
+// the status and its reason, never formatted by handlers themselves, or the route's (or
+// the site's) own page for a 4xx or 5xx (error_pages.h).
 #pragma once
 
 #include <cstdint>

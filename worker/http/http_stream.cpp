@@ -54,6 +54,9 @@ void HttpStream::reset() noexcept {
   body_bytes_ = 0;
   body_limit_ = UINT64_MAX;
   request_.setBodySink(nullptr);
+  // The next request may fail in its head, before anything sets these: its error must not
+  // take the previous route's rules (nor outlive their snapshot, after a reload).
+  request_.response_rules = nullptr;
   arena_.reset();
 }
 

@@ -27,6 +27,7 @@ namespace scalws::worker {
 
 class WorkerLoop;
 class BodySink;
+class ResponseRules;
 
 enum class HttpVersion : uint8_t { kHttp10, kHttp11, kHttp2, kHttp3 };
 // "HTTP/1.0", "HTTP/1.1", "HTTP/2.0", "HTTP/3.0" (as logs and CGI's SERVER_PROTOCOL write
@@ -78,6 +79,9 @@ class Request {
   const PeerInfo* peer = nullptr;
   WorkerLoop* loop = nullptr;
   const common::config::RouteConfig* route = nullptr;  // set by the router
+  // The route's (or, before a route matched, the site's) response rules: error pages for
+  // sendError; null when there are none (response_rules.h).
+  const ResponseRules* response_rules = nullptr;
   Arena* arena = nullptr;
 
   // First header with this name (ASCII case-insensitive), or an empty view.

@@ -9,8 +9,21 @@
 #include "worker/http/path_normalizer.h"
 #include "worker/loop/worker_loop.h"
 #include "worker/net/shared_hosts.h"
+#include "worker/response/response_filter.h"
 
 namespace scalws::worker {
+namespace {
+
+// The writer a response goes through: the stream itself, or a ResponseFilter when
+// `rules` edit headers or compress. Routes without rules pay one pointer test.
+ResponseWriter& writerFor(HttpStream& stream, Request& r, const ResponseRules* rules) {
+  if (rules == nullptr) return stream;
+  r.response_rules = rules;
+  if (!rules->filtersResponses() || r.loop == nullptr) return stream;
+  return ResponseFilter::attach(r, stream, *rules);
+}
+
+}  // namespace
 
 void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap) noexcept {
   Request& r = stream.request_;
@@ -29,32 +42,38 @@ void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap)
   }
   PathNormalization norm = normalizePath(r.raw_path, *r.arena);
   if (!norm.ok) {
-    sendError(r, stream, 400, {}, true);
+    sendError(r, writerFor(stream, r, snap.siteResponseRules()), 400, {}, true);
     return;
   }
   r.path = norm.path;
 
   int route = snap.router().match(r);
   if (route < 0) {
-    sendError(r, stream, 404);
+    sendError(r, writerFor(stream, r, snap.siteResponseRules()), 404);
     return;
   }
   r.route = &snap.route(route);
+  ResponseWriter& writer = writerFor(stream, r, snap.responseRules(route));
   uint64_t max_body = snap.maxBody(route);
   stream.body_limit_ = max_body;
   if (r.has_body && !r.chunked && r.content_length > max_body) {
-    sendError(r, stream, 413, {}, true);
+    sendError(r, writer, 413, {}, true);
     return;
   }
   if (r.peer != nullptr && !snap.policyAllows(route, *r.peer)) {
-    sendError(r, stream, 403);
+    sendError(r, writer, 403);
     return;
   }
   Handler* handler = snap.handler(route);
   stream.handler_ = handler;
   stream.action_ = snap.action(route);
   if (r.expect_continue) stream.onExpectContinue(handler->consumesBody());
-  handler->handle(r, stream);
+  handler->handle(r, writer);
+}
+
+void RequestDispatcher::answerError(HttpStream& stream, uint16_t status, bool close) noexcept {
+  Request& r = stream.request_;
+  sendError(r, writerFor(stream, r, r.response_rules), status, {}, close);
 }
 
 void RequestDispatcher::account(const HttpStream& stream, WorkerLoop& loop) noexcept {

@@ -16,7 +16,14 @@
 //   6. the route's handler runs.
 // Every error goes through sendError. The stream's body limit is the route's max_body
 // (the server's when no route matched) once dispatch() returns.
+//
+// Response rules (headers, errors, compress: worker/response/): the route's, or for the
+// 400 and 404 given before a route matched, [site]'s. When they edit headers or compress,
+// the handler (and the route's own 403/413) answers through a ResponseFilter instead of
+// the stream; a route without rules gets the stream itself.
 #pragma once
+
+#include <cstdint>
 
 namespace scalws::worker {
 
@@ -27,6 +34,10 @@ class WorkerLoop;
 class RequestDispatcher {
  public:
   static void dispatch(HttpStream& stream, const ConfigSnapshot& snapshot) noexcept;
+  // An error the connection finds after dispatch (a body past max_body) answered with the
+  // response rules the request was dispatched with (request().response_rules): its error
+  // page and header edits. The handler's InFlight must have been aborted already.
+  static void answerError(HttpStream& stream, uint16_t status, bool close) noexcept;
   // The exchange is over (its response finished, or a codec error was answered): one
   // access-log line and the loop's request counters.
   static void account(const HttpStream& stream, WorkerLoop& loop) noexcept;

@@ -402,11 +402,14 @@ void Connection::onCodecError(uint16_t status, const char* reason) {
     }
     rewind();
   }
-  // The head may be half-parsed: answer as to a plain GET so nothing stale leaks in.
+  // The head may be half-parsed: answer as to a plain GET so nothing stale leaks in, but
+  // with the error page and header edits of the route it was dispatched to, if it was.
+  const ResponseRules* rules = request_.response_rules;
   request_.resetForReuse();
+  request_.response_rules = rules;
   moveTo(State::kRequestDone);
   close_after_response_ = true;
-  sendError(request_, *this, status, {}, true);
+  RequestDispatcher::answerError(*this, status, true);
 }
 
 void Connection::onResponseDone() {

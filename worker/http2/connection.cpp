@@ -232,7 +232,7 @@ void Connection::onOutputPending() noexcept {
 }
 
 void Connection::onBodyTooLarge(Stream& stream) noexcept {
-  sendError(stream.request(), stream, 413);
+  RequestDispatcher::answerError(stream, 413, false);
 }
 
 void Connection::startLingering() {

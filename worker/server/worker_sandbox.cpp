@@ -63,6 +63,13 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
     if (const auto* php = std::get_if<common::config::PhpAction>(&route.action)) {
       in.docroots.push_back(php->root);
     }
+    if (route.response.errors) {
+      for (const auto& page : route.response.errors->pages) in.docroots.push_back(page.root);
+    }
+  }
+  // Error pages are read beneath their roots, like static files.
+  if (const auto& errors = snapshot.site().response.errors) {
+    for (const auto& page : errors->pages) in.docroots.push_back(page.root);
   }
   for (const auto& pool : snapshot.site().php_pools) {
     if (pool.kind == common::config::PhpPoolConfig::Kind::kTcp) {

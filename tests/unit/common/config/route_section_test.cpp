@@ -43,7 +43,7 @@ TEST(RouteSection, UnknownActionsAreUnknownKeys) {
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
             "app, cache_purge)\n"
             "t.toml:2:1: route: unknown key \"forward\" (expected one of: match, respond, static, "
-            "status, php, proxy, app, cache_purge, policy)");
+            "status, php, proxy, app, cache_purge, policy, headers, errors, compress)");
   EXPECT_EQ(snippetErrors("[[route]]\nrespnd = {}\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
             "app, cache_purge)\n"
