@@ -19,7 +19,7 @@
 // otherwise, to whoever asks). --pool-log-size is where a managed pool's php-fpm.log rotates
 // (pool_log.h). --dashboard-listen (off by default) serves the read-only dashboard at
 // http://ADDR/ (dashboard/dashboard.h); on an address other than a loopback one it needs
-// --dashboard-auth, an htpasswd-style file (dashboard/htpasswd.h), or the arguments are
+// --dashboard-auth, an htpasswd-style file (common/auth/htpasswd.h), or the arguments are
 // refused: the page names users, CPUs and paths that are nobody else's business. Parsing
 // is pure; main.cpp runs it.
 #pragma once

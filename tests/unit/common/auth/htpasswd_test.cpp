@@ -1,11 +1,11 @@
-// Htpasswd: what the dashboard's credentials file accepts, refuses (with file:line:col),
-// and how a password is checked. The hashes were made with crypt(3) (bcrypt at cost 4, to
-// keep the test fast; SHA-crypt at 5000 rounds).
-#include "controller/dashboard/htpasswd.h"
+// Htpasswd: what a credentials file (the dashboard's, a route's auth) accepts, refuses (with
+// file:line:col), and how a password is checked. The hashes were made with crypt(3) (bcrypt at cost
+// 4, to keep the test fast; SHA-crypt at 5000 rounds).
+#include "common/auth/htpasswd.h"
 
 #include <gtest/gtest.h>
 
-namespace scalws::controller::dashboard {
+namespace scalws::common::auth {
 namespace {
 
 constexpr const char* kBcrypt = "$2y$04$t/myUsudaPyGnsKKmI8HOuAevd1YCocjnwvvUuEZ8d.uWAs8McKk6";
@@ -22,7 +22,7 @@ std::string file() {
 }
 
 TEST(Htpasswd, ChecksBcryptAndShaCrypt) {
-  common::Result<Htpasswd> users = Htpasswd::parse(file(), "/etc/scalws/users");
+  Result<Htpasswd> users = Htpasswd::parse(file(), "/etc/scalws/users");
   ASSERT_TRUE(users.ok()) << users.status().message();
   ASSERT_EQ(users->entries().size(), 4u);
   EXPECT_TRUE(users->check("ann", "s3cret"));
@@ -54,7 +54,7 @@ TEST(Htpasswd, RefusesWeakOrMalformedFilesNamingThePlace) {
       {"# only a comment\n", "f:1:1: "},
   };
   for (const Case& c : cases) {
-    common::Result<Htpasswd> users = Htpasswd::parse(c.text, "f");
+    Result<Htpasswd> users = Htpasswd::parse(c.text, "f");
     ASSERT_FALSE(users.ok()) << c.text;
     EXPECT_EQ(users.status().message().rfind(c.where, 0), 0u)
         << c.text << " -> " << users.status().message();
@@ -62,7 +62,7 @@ TEST(Htpasswd, RefusesWeakOrMalformedFilesNamingThePlace) {
 }
 
 TEST(Htpasswd, LoadNamesAMissingFile) {
-  common::Result<Htpasswd> users = Htpasswd::load("/nonexistent/scalws-users");
+  Result<Htpasswd> users = Htpasswd::load("/nonexistent/scalws-users");
   ASSERT_FALSE(users.ok());
   EXPECT_NE(users.status().message().find("/nonexistent/scalws-users"), std::string::npos);
 }
@@ -89,4 +89,4 @@ TEST(BasicCredentials, DecodesRfc7617Values) {
 }
 
 }  // namespace
-}  // namespace scalws::controller::dashboard
+}  // namespace scalws::common::auth

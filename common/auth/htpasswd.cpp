@@ -1,15 +1,16 @@
-#include "controller/dashboard/htpasswd.h"
+#include "common/auth/htpasswd.h"
 
 #include <crypt.h>
 #include <openssl/crypto.h>
 
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
-namespace scalws::controller::dashboard {
+namespace scalws::common::auth {
 
 namespace {
 
@@ -23,9 +24,9 @@ bool accepted(std::string_view hash) {
   return false;
 }
 
-common::Status at(std::string_view origin, size_t line, size_t col, const std::string& what) {
-  return common::invalidArgument(std::string(origin) + ":" + std::to_string(line) + ":" +
-                                 std::to_string(col) + ": " + what);
+Status at(std::string_view origin, size_t line, size_t col, const std::string& what) {
+  return invalidArgument(std::string(origin) + ":" + std::to_string(line) + ":" +
+                         std::to_string(col) + ": " + what);
 }
 
 // The hash `password` gives with the settings (salt, cost) of `hash`, compared in constant
@@ -88,7 +89,7 @@ std::optional<std::string> base64Decode(std::string_view in) {
 
 }  // namespace
 
-common::Result<Htpasswd> Htpasswd::parse(std::string_view text, std::string_view origin) {
+Result<Htpasswd> Htpasswd::parse(std::string_view text, std::string_view origin) {
   Htpasswd out;
   size_t line_no = 0;
   while (!text.empty()) {
@@ -121,14 +122,14 @@ common::Result<Htpasswd> Htpasswd::parse(std::string_view text, std::string_view
     out.entries_.push_back({std::string(user), std::string(hash)});
   }
   if (out.entries_.empty()) {
-    return common::invalidArgument(std::string(origin) + ":1:1: no user:hash line");
+    return invalidArgument(std::string(origin) + ":1:1: no user:hash line");
   }
   return out;
 }
 
-common::Result<Htpasswd> Htpasswd::load(const std::string& path) {
+Result<Htpasswd> Htpasswd::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return common::errnoStatus(errno, "--dashboard-auth " + path);
+  if (!in) return errnoStatus(errno, "cannot read \"" + path + "\"");
   std::stringstream text;
   text << in.rdbuf();
   return parse(text.str(), path);
@@ -162,4 +163,4 @@ std::optional<std::pair<std::string, std::string>> basicCredentials(
   return std::make_pair(decoded->substr(0, colon), decoded->substr(colon + 1));
 }
 
-}  // namespace scalws::controller::dashboard
+}  // namespace scalws::common::auth
