@@ -22,6 +22,7 @@ constexpr SectionParser kSectionParsers[] = {
     {"server", parseServerSection},     {"listen", parseListenSection},
     {"route", parseRouteSection},       {"php_pool", parsePhpPoolSection},
     {"upstream", parseUpstreamSection}, {"cache", parseCacheSection},
+    {"real_ip", parseRealIpSection},
 };
 
 // The absolute directory of `source_name`: relative paths in the config are resolved

@@ -61,6 +61,7 @@ bool parseListen(const ConfigValue& value, ParseContext& ctx, ListenConfig& conf
   config.http2 = config.tls.has_value();
   table.readBool("http2", config.http2);
   readHttp3(table, config);
+  table.readBool("proxy_protocol", config.proxy_protocol);
   table.finish();
   return ok;
 }

@@ -29,6 +29,7 @@ void parseRouteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& 
 void parsePhpPoolSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseUpstreamSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 void parseCacheSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+void parseRealIpSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 // After every section: each proxy.cache and cache_purge.cache names a [cache] that exists.
 void checkCacheReferences(ParseContext& ctx, const SiteConfig& site);
 // After every section: each php route names a [php_pool] that exists.
@@ -66,11 +67,19 @@ void parseCachePurgeAction(const ConfigValue& value, const std::string& path, Pa
                            RouteConfig& route);
 void parseProxyAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                       RouteConfig& route);
+void parseRedirectAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                         RouteConfig& route);
 
 // The parts of a route other than its action.
 void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                      MatchConfig& match);
 void parseRoutePolicy(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                       RoutePolicy& policy);
+void parseRouteAuth(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                    AuthConfig& auth);
+class TableReader;
+// A template's $N must name a group of the route's regex (recorded at `key` of `table`).
+void checkTemplateCaptures(const UriTemplate& t, const MatchConfig& match, TableReader& table,
+                           std::string_view key);
 
 }  // namespace scalws::common::config

@@ -29,7 +29,7 @@ TEST(RouteSection, RoutesKeepFileOrder) {
 TEST(RouteSection, NeedsAnAction) {
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefix = \"/\" }\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "cache_purge)");
+            "cache_purge, redirect, or a rewrite)");
 }
 
 TEST(RouteSection, TakesExactlyOneAction) {
@@ -41,12 +41,12 @@ TEST(RouteSection, TakesExactlyOneAction) {
 TEST(RouteSection, UnknownActionsAreUnknownKeys) {
   EXPECT_EQ(snippetErrors("[[route]]\napp = { name = \"api\" }\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "cache_purge)\n"
+            "cache_purge, redirect, or a rewrite)\n"
             "t.toml:2:1: route: unknown key \"app\" (expected one of: match, respond, static, "
-            "status, php, proxy, cache_purge, policy)");
+            "status, php, proxy, cache_purge, redirect, rewrite, policy, auth)");
   EXPECT_EQ(snippetErrors("[[route]]\nrespnd = {}\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "cache_purge)\n"
+            "cache_purge, redirect, or a rewrite)\n"
             "t.toml:2:1: route: unknown key \"respnd\" (did you mean \"respond\"?)");
 }
 
@@ -71,9 +71,9 @@ TEST(RouteMatch, MustBeATable) {
 TEST(RouteMatch, UnknownKey) {
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefx = \"/\" }\nrespond = {}\n"),
             "t.toml:2:11: route.match: unknown key \"prefx\" (did you mean \"prefix\"?)");
-  EXPECT_EQ(snippetErrors("[[route]]\nmatch = { regex = \"^/a\" }\nrespond = {}\n"),
-            "t.toml:2:11: route.match: unknown key \"regex\" (expected one of: exact, prefix, "
-            "suffix, host, method)");
+  EXPECT_EQ(snippetErrors("[[route]]\nmatch = { glob = \"/a*\" }\nrespond = {}\n"),
+            "t.toml:2:11: route.match: unknown key \"glob\" (expected one of: exact, prefix, "
+            "suffix, regex, host, method)");
 }
 
 TEST(RouteMatch, Paths) {
