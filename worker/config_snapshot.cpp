@@ -84,9 +84,9 @@ Result<std::unique_ptr<Handler>> makeHandler(
       return common::invalidArgument(route.where.toString() + ": no php_pool \"" + php->pool +
                                      "\"");
     }
-    auto handler =
-        fastcgi::PhpHandler::create(*php, *pool, route.policy.max_body.value_or(server.max_body),
-                                    server.server_header.empty() ? "scalws" : server.server_header);
+    auto handler = fastcgi::PhpHandler::create(
+        *php, *pool, route.policy.max_body.value_or(server.max_body),
+        server.server_header.empty() ? "scalws" : server.server_header, server.temp_dir);
     if (!handler.ok()) {
       return common::invalidArgument(route.where.toString() + ": " + handler.status().message());
     }

@@ -52,7 +52,9 @@ class Request {
   std::span<const HeaderField> headers;
 
   bool keep_alive = true;
-  bool has_body = false;  // Content-Length > 0 or chunked
+  bool has_body = false;  // Content-Length > 0, chunked, or an HTTP/2 or /3 body
+  // The body's length is not declared: HTTP/1.1 chunked, or an HTTP/2 or HTTP/3 body
+  // without content-length (it ends with the stream).
   bool chunked = false;
   uint64_t content_length = 0;  // valid when has_body && !chunked
   bool expect_continue = false;

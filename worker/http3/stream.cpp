@@ -186,6 +186,7 @@ void Stream::finishHead(bool end_stream) {
   r.has_body = !end_stream;
   std::string_view length = r.header("content-length");
   for (char c : length) r.content_length = r.content_length * 10 + static_cast<uint64_t>(c - '0');
+  r.chunked = r.has_body && length.empty();  // the length is known once the stream ends
   r.expect_continue = equalsIgnoreCase(r.header("expect"), "100-continue");
   request_state_ = end_stream ? RequestState::kComplete : RequestState::kBody;
 }

@@ -55,15 +55,19 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
                                                                    : sandbox::SeccompAction::kErrno;
   in.user = effectiveWorkerUser(server);
   in.allowRoot = in.user == "root";
+  bool php = false;
   for (const auto& route : snapshot.site().routes) {
     if (const auto* st = std::get_if<common::config::StaticAction>(&route.action)) {
       in.docroots.push_back(st->root);
     }
     // The worker checks that a script exists beneath its root (it never reads it: PHP does).
-    if (const auto* php = std::get_if<common::config::PhpAction>(&route.action)) {
-      in.docroots.push_back(php->root);
+    if (const auto* action = std::get_if<common::config::PhpAction>(&route.action)) {
+      in.docroots.push_back(action->root);
+      php = true;
     }
   }
+  // Request bodies of unknown length wait there for PHP (fastcgi/body_spool.h).
+  if (php) in.writableDirs.push_back(server.temp_dir);
   for (const auto& pool : snapshot.site().php_pools) {
     if (pool.kind == common::config::PhpPoolConfig::Kind::kTcp) {
       in.tcpConnectPorts.push_back(pool.port);
