@@ -2,18 +2,41 @@
 
 #include <uv.h>
 
+#include <string>
+
+#include "common/log.h"
 #include "worker/access_log.h"
+#include "worker/auth/basic_auth.h"
 #include "worker/config_snapshot.h"
 #include "worker/http/error_response.h"
 #include "worker/http/http_stream.h"
 #include "worker/http/path_normalizer.h"
+#include "worker/http/real_ip.h"
+#include "worker/http/rewrite.h"
 #include "worker/loop/worker_loop.h"
 
 namespace scalws::worker {
+namespace {
+
+// nginx's bound: a rewrite that keeps matching routes that rewrite is a loop.
+constexpr int kMaxRewrites = 10;
+
+// The route for the request's path, with the route's regex groups when it has one.
+int matchRoute(Request& r, const ConfigSnapshot& snap, common::RegexCaptures*& captures) {
+  if (!snap.router().hasRegex()) return snap.router().match(r);
+  if (captures == nullptr) captures = r.arena->make<common::RegexCaptures>();
+  int route = snap.router().match(r, captures);
+  r.captures = route >= 0 && snap.route(route).match.regex ? captures : nullptr;
+  return route;
+}
+
+}  // namespace
 
 void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap) noexcept {
   Request& r = stream.request_;
   stream.body_limit_ = snap.server().max_body;
+  // Before anything judges or logs the client.
+  if (snap.site().real_ip) applyRealIp(*snap.site().real_ip, r);
   if (r.method == Method::kOptions && r.target == "*") {
     const HeaderField allow[] = {{"Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"}};
     stream.respond(200, allow, {}, BodyLifetime::kStable);
@@ -26,7 +49,21 @@ void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap)
   }
   r.path = norm.path;
 
-  int route = snap.router().match(r);
+  common::RegexCaptures* captures = nullptr;
+  int route = matchRoute(r, snap, captures);
+  for (int rewrites = 0; route >= 0 && snap.route(route).rewrite; ++rewrites) {
+    const common::config::RouteConfig& rule = snap.route(route);
+    const char* problem = rewrites == kMaxRewrites ? "more than 10 rewrites (a rewrite loop)"
+                                                   : applyRewrite(r, *rule.rewrite, rewrites == 0);
+    if (problem != nullptr) {
+      LOG_ERROR("request %llx: rewrite at %s: %s; path \"%.*s\"",
+                static_cast<unsigned long long>(r.id), rule.where.toString().c_str(), problem,
+                static_cast<int>(r.path.size()), r.path.data());
+      sendError(r, stream, 500);
+      return;
+    }
+    route = matchRoute(r, snap, captures);
+  }
   if (route < 0) {
     sendError(r, stream, 404);
     return;
@@ -42,11 +79,31 @@ void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap)
     sendError(r, stream, 403);
     return;
   }
+  if (const BasicAuth* auth = snap.auth(route);
+      auth != nullptr && auth->admit(r, stream, snap, route) != BasicAuth::Outcome::kAllowed) {
+    return;  // answered, or resume() goes on once the password is checked
+  }
+  runHandler(stream, snap, route);
+}
+
+void RequestDispatcher::runHandler(HttpStream& stream, const ConfigSnapshot& snap,
+                                   int route) noexcept {
+  Request& r = stream.request_;
   Handler* handler = snap.handler(route);
   stream.handler_ = handler;
   stream.action_ = snap.action(route);
   if (r.expect_continue) stream.onExpectContinue(handler->consumesBody());
   handler->handle(r, stream);
+}
+
+void RequestDispatcher::resume(HttpStream& stream, const ConfigSnapshot& snap, int route,
+                               std::string_view early_body, bool body_ended) noexcept {
+  stream.beginResumedDispatch();
+  stream.setBodyReadPaused(false);
+  runHandler(stream, snap, route);
+  if (!early_body.empty()) stream.deliverBody(early_body);
+  if (body_ended) stream.deliverBodyEnd();
+  stream.endResumedDispatch();
 }
 
 void RequestDispatcher::account(const HttpStream& stream, WorkerLoop& loop) noexcept {

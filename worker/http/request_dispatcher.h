@@ -7,14 +7,20 @@
 // dispatch(), in order:
 //   1. OPTIONS * (RFC 9110 §9.3.7) is answered with the methods we serve;
 //   2. the path is normalised (percent-decoding, dot segments): 400 when it cannot be;
-//   3. the router picks a route: 404 when none matches;
+//   3. the router picks a route: 404 when none matches; a route with `rewrite` changes the
+//      path (and query) and routing starts again, at most 10 times (then 500, logged);
 //   4. the route's policy: a declared body over max_body gets 413 before the handler runs
 //      (it must not answer a request we will not read), a peer outside `allow` gets 403;
+//      the route's auth: 401 without valid credentials, or a wait for the password's hash
+//      (then resume() takes over from step 5);
 //   5. Expect: 100-continue is settled (HttpStream::onExpectContinue);
 //   6. the route's handler runs.
-// Every error goes through sendError. The stream's body limit is the route's max_body
-// (the server's when no route matched) once dispatch() returns.
+// Before all of it, with [real_ip], the client's address from a trusted proxy's header
+// becomes the request's peer. Every error goes through sendError. The stream's body limit
+// is the route's max_body (the server's when no route matched) once dispatch() returns.
 #pragma once
+
+#include <string_view>
 
 namespace scalws::worker {
 
@@ -25,9 +31,17 @@ class WorkerLoop;
 class RequestDispatcher {
  public:
   static void dispatch(HttpStream& stream, const ConfigSnapshot& snapshot) noexcept;
+  // Steps 5 and 6 for a request whose checks finished later (an auth check on the thread
+  // pool), on the loop: `early_body` is what the protocol delivered meanwhile, handed to
+  // the handler's sink after it ran, with the body's end when `body_ended`.
+  static void resume(HttpStream& stream, const ConfigSnapshot& snapshot, int route,
+                     std::string_view early_body, bool body_ended) noexcept;
   // The exchange is over (its response finished, or a codec error was answered): one
   // access-log line and the loop's request counters.
   static void account(const HttpStream& stream, WorkerLoop& loop) noexcept;
+
+ private:
+  static void runHandler(HttpStream& stream, const ConfigSnapshot& snapshot, int route) noexcept;
 };
 
 }  // namespace scalws::worker

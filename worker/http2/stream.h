@@ -77,6 +77,7 @@ class Stream final : public HttpStream {
 
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
+  void endResumedDispatch() noexcept override;
   // The stream is over for us (closed by nghttp2, or the connection dies).
   void close() noexcept;
   bool closed() const { return responseState() == ResponseState::kDead; }

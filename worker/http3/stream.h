@@ -72,6 +72,7 @@ class Stream final : public HttpStream {
 
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
+  void endResumedDispatch() noexcept override;
   // The stream is over for us (QUIC closed it, or the connection dies).
   void close() noexcept;
   bool closed() const { return responseState() == ResponseState::kDead; }

@@ -65,6 +65,9 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
       in.docroots.push_back(action->root);
       php = true;
     }
+    // A reload reads the users files again, from inside the sandbox: their directories
+    // stay readable (as a certificate's do).
+    if (route.auth) in.extraReadPaths.push_back(parentDirectory(route.auth->users));
   }
   // Request bodies of unknown length wait there for PHP (fastcgi/body_spool.h).
   if (php) in.writableDirs.push_back(server.temp_dir);
