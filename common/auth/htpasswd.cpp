@@ -42,16 +42,36 @@ bool matches(std::string_view password, const std::string& hash) {
   return CRYPTO_memcmp(out, hash.data(), hash.size()) == 0;
 }
 
-// A whole hash, not only its settings: hashing anything with it gives a string as long.
-// (Costs one hash per user, once, at start-up.)
+// crypt(3)'s alphabet for salts and checksums.
+bool cryptAlphabet(std::string_view text) {
+  for (char c : text) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '/';
+    if (!ok) return false;
+  }
+  return !text.empty();
+}
+
+// A whole hash, not only its settings: the settings as libxcrypt takes them, then a checksum
+// of the method's length. Checked by its shape, not by hashing: a file of many users (or a
+// high bcrypt cost) must not make loading, or a reload, take seconds.
 bool complete(const std::string& hash) {
   // libxcrypt calls SHA-256-crypt "legacy" (not for new hashes); it is still sound.
   int salt = crypt_checksalt(hash.c_str());
   if (salt != CRYPT_SALT_OK && salt != CRYPT_SALT_METHOD_LEGACY) return false;
-  auto data = std::make_unique<crypt_data>();
-  std::memset(data.get(), 0, sizeof(crypt_data));
-  const char* out = crypt_r("", hash.c_str(), data.get());
-  return out != nullptr && out[0] != '*' && std::strlen(out) == hash.size();
+  std::string_view h = hash;
+  if (h[1] == '2') {
+    // "$2y$NN$" then 22 characters of salt and 31 of checksum.
+    return h.size() == 60 && h[6] == '$' && cryptAlphabet(h.substr(7));
+  }
+  // "$5$" or "$6$", an optional "rounds=N$", a salt of up to 16 characters, "$", the checksum.
+  size_t last = h.rfind('$');
+  size_t salt_start = h.find('$', 1) + 1;
+  std::string_view rest = h.substr(salt_start, last - salt_start);
+  if (rest.starts_with("rounds=")) rest = rest.substr(rest.find('$') + 1);
+  size_t checksum = h[1] == '5' ? 43 : 86;
+  return last > salt_start && rest.size() <= 16 && cryptAlphabet(rest) &&
+         h.size() - last - 1 == checksum && cryptAlphabet(h.substr(last + 1));
 }
 
 int base64Value(char c) {

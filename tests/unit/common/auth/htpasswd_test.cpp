@@ -48,7 +48,11 @@ TEST(Htpasswd, RefusesWeakOrMalformedFilesNamingThePlace) {
       {"ann:$1$abcdefgh$abcdefghijklmnopqrstuv\n", "f:1:5: "},  // MD5-crypt
       {"ann\n", "f:1:1: "},
       {":" + std::string(kBcrypt) + "\n", "f:1:1: "},
-      {"ann:$6$\n", "f:1:5: "},  // malformed
+      {"ann:$6$\n", "f:1:5: "},                                          // malformed
+      {"ann:" + std::string(kBcrypt).substr(0, 59) + "\n", "f:1:5: "},   // cut short
+      {"ann:" + std::string(kSha512).substr(0, 117) + "\n", "f:1:5: "},  // cut short
+      {"ann:" + std::string(kSha256) + "=\n", "f:1:5: "},                // one too many
+      {"ann:$2y$04$t/myUsudaPyGnsKKmI8HOuAevd1YCocjnwvvUuEZ8d.uWAs8McK!6\n", "f:1:5: "},
       {"ann:" + std::string(kBcrypt) + "\nann:" + kSha256 + "\n", "f:2:1: "},
       {"", "f:1:1: "},
       {"# only a comment\n", "f:1:1: "},
@@ -59,6 +63,15 @@ TEST(Htpasswd, RefusesWeakOrMalformedFilesNamingThePlace) {
     EXPECT_EQ(users.status().message().rfind(c.where, 0), 0u)
         << c.text << " -> " << users.status().message();
   }
+}
+
+TEST(Htpasswd, LoadingDoesNotHashEveryEntry) {
+  // bcrypt at cost 31 takes days per hash: this test returns at once only because entries
+  // are checked by their shape when the file is read.
+  std::string slow = "zed:$2y$31$t/myUsudaPyGnsKKmI8HOuAevd1YCocjnwvvUuEZ8d.uWAs8McKk6\n";
+  Result<Htpasswd> users = Htpasswd::parse(slow + file(), "f");
+  ASSERT_TRUE(users.ok()) << users.status().message();
+  EXPECT_EQ(users->entries().size(), 5u);
 }
 
 TEST(Htpasswd, LoadNamesAMissingFile) {
