@@ -22,6 +22,8 @@ const char* applyRewrite(Request& r, const common::config::UriTemplate& rewrite,
   out.clear();
   if (!rewrite.expand(templateValues(r), out, kMaxRewritten)) return "the result is too long";
   std::string_view result = out;
+  // The "?" that drops the old query is not part of the new one.
+  if (rewrite.endsWithQuestionMark() && !result.empty()) result.remove_suffix(1);
   size_t q = result.find('?');
   std::string_view path = result.substr(0, q);
   std::string_view query = q == std::string_view::npos ? std::string_view() : result.substr(q + 1);
@@ -31,7 +33,7 @@ const char* applyRewrite(Request& r, const common::config::UriTemplate& rewrite,
   } else if (!rewrite.hasQuery()) {
     query = r.query;
   } else if (rewrite.endsWithQuestionMark()) {
-    query.remove_suffix(1);  // the "?" that drops the old query is not part of the new one
+    // As the template wrote it, without the old one.
   } else if (!r.query.empty()) {
     joined.reserve(query.size() + 1 + r.query.size());
     joined.append(query);

@@ -31,6 +31,9 @@ rewrite = "/show/$1"
 match = { exact = "/drop" }
 rewrite = "/show?only=1?"
 [[route]]
+match = { exact = "/bare" }
+rewrite = "/show?"
+[[route]]
 match = { exact = "/placed" }
 rewrite = "/show?{query}&x=1"
 [[route]]
@@ -104,6 +107,13 @@ TEST_F(RewriteTest, TheOldQueryFollowsNginxsRule) {
   target("/drop", "a=1");  // ends in "?": dropped
   RequestDispatcher::dispatch(stream_, *snap_);
   EXPECT_EQ(stream_.request().query, "only=1");
+  stream_.reset();
+  stream_.request().resetForReuse();
+  target("/bare", "a=1");  // only a "?": no query at all
+  RequestDispatcher::dispatch(stream_, *snap_);
+  EXPECT_EQ(stream_.status(), 200);
+  EXPECT_EQ(stream_.request().path, "/show");
+  EXPECT_EQ(stream_.request().query, "");
   stream_.reset();
   stream_.request().resetForReuse();
   target("/placed", "a=1");  // {query}: where the template put it, once
