@@ -1,4 +1,5 @@
-// route.match: which requests a route takes (path exact/prefix/suffix/regex, host, method).
+// route.match: which requests a route takes (path exact/prefix/suffix/regex, host, method,
+// scheme).
 #include <arpa/inet.h>
 
 #include "common/config/sections.h"
@@ -163,6 +164,9 @@ void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseCon
   readRegex(table, match);
   readHosts(table, match);
   readMethods(table, match);
+  table.readEnum<MatchConfig::Scheme>(
+      "scheme", {{"http", MatchConfig::Scheme::kHttp}, {"https", MatchConfig::Scheme::kHttps}},
+      match.scheme);
   table.finish();
 }
 

@@ -144,6 +144,9 @@ struct MatchConfig {
   // Lower-cased; "*.example.com" matches any subdomain (not example.com itself).
   std::vector<std::string> hosts;
   std::vector<std::string> methods;  // upper-case tokens; empty: any
+  // The connection's: plain ("http") or TLS and QUIC ("https"); kAny: either.
+  enum class Scheme { kAny, kHttp, kHttps };
+  Scheme scheme = Scheme::kAny;
   // Matched against the decoded path; its groups are $1..$9 of the route's rewrite or
   // redirect. Null: none.
   std::shared_ptr<const Regex> regex;

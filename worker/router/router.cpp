@@ -11,7 +11,8 @@ Router::Router(const std::vector<RouteConfig>& routes) {
   routes_.reserve(routes.size());
   for (size_t i = 0; i < routes.size(); ++i) {
     const MatchConfig& m = routes[i].match;
-    routes_.push_back(Compiled{&m, m.hosts.empty(), m.methods.empty()});
+    routes_.push_back(
+        Compiled{&m, m.hosts.empty(), m.methods.empty(), m.scheme == MatchConfig::Scheme::kAny});
     has_regex_ = has_regex_ || m.regex != nullptr;
     int index = static_cast<int>(i);
     if (m.exact) {
@@ -60,6 +61,10 @@ bool Router::fullMatch(int index, const Request& r, Captured& captured) const {
   if (m.suffix && !r.path.ends_with(*m.suffix)) return false;
   if (!c.any_host && !hostMatches(m.hosts, r.host)) return false;
   if (!c.any_method && !methodMatches(m.methods, r.method_name)) return false;
+  if (!c.any_scheme &&
+      ((r.peer != nullptr && r.peer->tls) != (m.scheme == MatchConfig::Scheme::kHttps))) {
+    return false;
+  }
   if (m.regex) {
     if (captured.captures == nullptr) return m.regex->matches(r.path);
     if (!m.regex->match(r.path, *captured.captures)) return false;

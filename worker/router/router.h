@@ -31,6 +31,7 @@ class Router {
     const common::config::MatchConfig* match;
     bool any_host = true;
     bool any_method = true;
+    bool any_scheme = true;
   };
   // The groups of the last regex route that matched, and which route that was.
   struct Captured {

@@ -30,6 +30,17 @@ TEST(RouteRegex, ABadPatternIsRefusedWithItsPlace) {
             "path)");
 }
 
+TEST(RouteScheme, HttpOrHttps) {
+  SiteConfig site = loadSnippet(
+      "[[route]]\nmatch = { scheme = \"http\" }\nredirect = { to = \"https://{host}{uri}\" }\n"
+      "[[route]]\nrespond = {}\n");
+  EXPECT_EQ(site.routes[0].match.scheme, MatchConfig::Scheme::kHttp);
+  EXPECT_EQ(site.routes[1].match.scheme, MatchConfig::Scheme::kAny);
+  EXPECT_EQ(snippetErrors("[[route]]\nmatch = { scheme = \"ftp\" }\nrespond = {}\n"),
+            "t.toml:2:20: route.match.scheme: unknown value \"ftp\" (expected \"http\" or "
+            "\"https\")");
+}
+
 TEST(RouteRewrite, TakesNoActionPolicyOrAuth) {
   SiteConfig site = loadSnippet(
       "[[route]]\nmatch = { regex = \"^/blog/(\\\\d+)$\" }\nrewrite = \"/index.php?p=$1\"\n");

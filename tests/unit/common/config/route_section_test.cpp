@@ -73,7 +73,7 @@ TEST(RouteMatch, UnknownKey) {
             "t.toml:2:11: route.match: unknown key \"prefx\" (did you mean \"prefix\"?)");
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { glob = \"/a*\" }\nrespond = {}\n"),
             "t.toml:2:11: route.match: unknown key \"glob\" (expected one of: exact, prefix, "
-            "suffix, regex, host, method)");
+            "suffix, regex, host, method, scheme)");
 }
 
 TEST(RouteMatch, Paths) {

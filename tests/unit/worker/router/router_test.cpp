@@ -130,6 +130,21 @@ TEST(RouterTest, AnEarlierPlainRouteBeatsALaterRegexOne) {
   EXPECT_EQ(c.groups[1], "x");
 }
 
+TEST(RouterTest, SchemeIsTheConnections) {
+  std::vector<RouteConfig> routes = {route(std::nullopt, "/", std::nullopt),
+                                     route(std::nullopt, "/", std::nullopt)};
+  routes[0].match.scheme = common::config::MatchConfig::Scheme::kHttp;
+  Router router(routes);
+  PeerInfo plain;
+  PeerInfo tls;
+  tls.tls = true;
+  Request r = request("/x");
+  r.peer = &plain;
+  EXPECT_EQ(router.match(r), 0);
+  r.peer = &tls;
+  EXPECT_EQ(router.match(r), 1);
+}
+
 TEST(RouterTest, NoRegexNoCaptures) {
   std::vector<RouteConfig> routes = {route(std::nullopt, "/", std::nullopt)};
   Router router(routes);
