@@ -15,6 +15,7 @@
 #include "controller/deferred_call.h"
 #include "controller/instances/ticket_secret.h"
 #include "controller/metrics/metrics_prometheus.h"
+#include "ipc/uv_handle.h"
 
 #ifndef SCALWS_VERSION
 #define SCALWS_VERSION "0.0.0"
@@ -391,9 +392,7 @@ void Controller::finishShutdown() {
   if (metrics_http_) metrics_http_->close();
   if (dashboard_) dashboard_->close();
   if (metrics_timer_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(metrics_timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    metrics_timer_ = nullptr;
+    ipc::closeAndDelete(metrics_timer_);
   }
   // Whatever still runs was left on purpose (leave) or is being killed: let go of it.
   for (auto& [name, sup] : supervisors_) sup->leave();

@@ -1,5 +1,7 @@
 #include "controller/deferred_call.h"
 
+#include "ipc/uv_handle.h"
+
 namespace scalws::controller {
 
 void deferCall(uv_loop_t* loop, std::function<void()> fn) {
@@ -13,8 +15,7 @@ void deferCall(uv_loop_t* loop, std::function<void()> fn) {
         t->data = nullptr;
         (*f)();
         delete f;
-        uv_close(reinterpret_cast<uv_handle_t*>(t),
-                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+        ipc::closeAndDelete(t);
       },
       0, 0);
 }

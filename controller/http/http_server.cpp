@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/config/listen_address.h"
+#include "ipc/uv_handle.h"
 
 namespace scalws::controller::http {
 
@@ -122,9 +123,7 @@ HttpServer::~HttpServer() {
 void HttpServer::close() {
   if (listener_ != nullptr) {
     listener_->data = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(listener_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
-    listener_ = nullptr;
+    ipc::closeAndDelete(listener_);
   }
   for (Connection* c : connections_) {
     c->server = nullptr;

@@ -143,7 +143,7 @@ ipc::Json PoolProcess::status() const {
   ipc::Json out = {{"state", stateName()},      {"pid", pid_},
                    {"restarts", restarts_},     {"last_exit", last_exit_},
                    {"started_ms", started_ms_}, {"adopted", adopted_}};
-  if (state_ == State::kBackoff && timer_ != nullptr) {
+  if (state_ == State::kBackoff && timer_.active()) {
     uint64_t now = uv_now(loop_);
     out["restart_in_ms"] = deadline_ms_ > now ? deadline_ms_ - now : 0;
   }
@@ -160,43 +160,20 @@ void PoolProcess::later(std::function<void()> fn) {
 // --- timers and watching -----------------------------------------------------------------
 
 void PoolProcess::arm(uint64_t ms, uint64_t repeat, void (*fire)(PoolProcess&)) {
-  if (timer_ == nullptr) {
-    timer_ = new uv_timer_t;
-    uv_timer_init(loop_, timer_);
-    timer_->data = this;
-  }
-  fire_ = fire;
-  uv_timer_start(
-      timer_,
-      [](uv_timer_t* t) {
-        static_cast<PoolProcess*>(t->data)->fire_(*static_cast<PoolProcess*>(t->data));
-      },
-      ms, repeat);
+  timer_.start(ms, repeat, [this, fire] { fire(*this); });
 }
 
 void PoolProcess::disarm() {
-  if (timer_ != nullptr) uv_timer_stop(timer_);
+  timer_.stop();
 }
 
 void PoolProcess::watch() {
-  poll_ = new uv_poll_t;
-  uv_poll_init(loop_, poll_, pidfd_.get());
-  poll_->data = this;
-  uv_poll_start(poll_, UV_READABLE,
-                [](uv_poll_t* h, int, int) { static_cast<PoolProcess*>(h->data)->onExit(); });
+  exit_watch_.start(pidfd_.get(), [this] { onExit(); });
 }
 
 void PoolProcess::leave() {
-  if (poll_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(poll_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
-    poll_ = nullptr;
-  }
-  if (timer_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    timer_ = nullptr;
-  }
+  exit_watch_.close();
+  timer_.close();
   pidfd_.reset();
   log_.close();  // the master keeps its end; the next controller reads the FIFO again
   if (state_ != State::kStopped) state_ = State::kStopped;
@@ -316,11 +293,7 @@ void PoolProcess::onExit() {
   std::optional<std::string> ended = reapExited(pid_, is_child_);
   if (!ended) return;  // not reapable yet; the pidfd stays readable
   std::string how = std::move(*ended);
-  if (poll_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(poll_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
-    poll_ = nullptr;
-  }
+  exit_watch_.close();
   pidfd_.reset();
   disarm();
   // Its children outlive it, still accepting on the old socket: they go with it.

@@ -36,6 +36,7 @@
 
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "controller/loop_handles.h"
 #include "controller/pools/pool_log.h"
 #include "controller/restart_policy.h"
 #include "ipc/message.h"
@@ -120,9 +121,8 @@ class PoolProcess {
   bool is_child_ = false;
   bool adopted_ = false;
   common::UniqueFd pidfd_;
-  uv_poll_t* poll_ = nullptr;  // heap handles, freed by their close callbacks
-  uv_timer_t* timer_ = nullptr;
-  void (*fire_)(PoolProcess&) = nullptr;
+  FdWatch exit_watch_{loop_};  // the pidfd
+  LoopTimer timer_{loop_};
   uint64_t deadline_ms_ = 0;
   uint64_t started_mono_ms_ = 0;
   int64_t started_ms_ = 0;

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "ipc/peer_credentials.h"
 #include "ipc/unix_socket.h"
+#include "ipc/uv_handle.h"
 
 namespace scalws::controller {
 
@@ -62,9 +63,7 @@ ControlServer::~ControlServer() {
 
 void ControlServer::close() {
   if (poll_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(poll_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
-    poll_ = nullptr;
+    ipc::closeAndDelete(poll_);
     ::unlink(path_.c_str());
   }
   fd_.reset();

@@ -1,8 +1,9 @@
 """The proxy's response cache against an upstream whose answers each test sets (fields,
 validators, delays, failures), counting what reaches the upstream: RFC 9111 directives,
-Vary, revalidation, stale-if-error, collapsing, sharing between worker processes (multi
-and single mode) but never between two servers, purge, limits and eviction, the disk tier
-(a damaged file dropped), and a worker killed in the middle of a fill."""
+Vary, revalidation (ETag and Last-Modified), stale-if-error, collapsing, hits over HTTP/1.1
+and HTTP/2, sharing between worker processes (multi and single mode) but never between two
+servers, purge, limits and eviction, the disk tier (a damaged file dropped), and a worker
+killed in the middle of a fill."""
 import concurrent.futures
 import glob
 import json
@@ -22,6 +23,7 @@ workers = %(workers)d
 mode = "%(mode)s"
 [[listen]]
 address = "127.0.0.1:$port"
+http2 = true
 [[route]]
 match = { exact = "/status" }
 status = {}
@@ -203,6 +205,43 @@ def test_a_stale_entry_is_revalidated_and_a_304_makes_it_fresh(upstream):
         status, fields, body = get(s, "/s")
         assert fields["cache-status"].startswith("scalws; hit")
         assert upstream.count("/s") == 2
+
+
+def test_a_stale_entry_with_only_last_modified_is_revalidated_with_if_modified_since(upstream):
+    modified = "Tue, 01 Dec 2026 10:00:00 GMT"
+    upstream.set("/lm", headers=[("Cache-Control", "max-age=1"), ("Last-Modified", modified)],
+                 not_modified_since=modified)
+    with Scalwsd(site(upstream)) as s:
+        assert get(s, "/lm")[2] == "body of /lm #1\n"
+        time.sleep(2.1)
+        status, fields, body = get(s, "/lm")
+        assert (status, body) == (200, "body of /lm #1\n")  # the stored body, revalidated
+        assert "fwd-status=304" in fields["cache-status"]
+        revalidation = upstream.requests("/lm")[1][2]
+        assert revalidation["if-modified-since"] == modified
+        assert "if-none-match" not in revalidation
+        assert upstream.count("/lm") == 2
+
+
+def test_hits_over_http2(upstream):
+    upstream.set("/h2", headers=[("Cache-Control", "max-age=60"), ("ETag", '"h"')])
+    with Scalwsd(site(upstream)) as s:
+        def h2(*args):
+            out = subprocess.run(["curl", "-s", "-i", "--http2-prior-knowledge", "--max-time",
+                                  "20", *args, s.url("/h2")], capture_output=True,
+                                 timeout=30).stdout.decode("latin-1")
+            head, _, body = out.partition("\r\n\r\n")
+            return head.split("\r\n")[0], head.lower(), body
+        line, head, body = h2()
+        assert line.startswith("HTTP/2 200") and body == "body of /h2 #1\n"
+        line, head, body = h2()
+        assert line.startswith("HTTP/2 200") and "cache-status: scalws; hit" in head
+        assert body == "body of /h2 #1\n"
+        line, head, body = h2("-H", "Range: bytes=8-9")
+        assert line.startswith("HTTP/2 206") and body == "/h"
+        line, head, body = h2("-H", 'If-None-Match: "h"')
+        assert line.startswith("HTTP/2 304") and body == ""
+        assert upstream.count("/h2") == 1
 
 
 def test_stale_while_revalidate_one_request_refreshes_the_others_get_the_stale_entry(upstream):

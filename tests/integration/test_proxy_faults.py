@@ -1,15 +1,17 @@
 """The proxy against an upstream that misbehaves on purpose: every bad-framing case gets
 the client a 502 and the connection to the upstream dropped (never reused); huge heads,
 no answer at all (504), a slow body (streamed, not buffered), a close in the middle of a
-body (the client's response is cut, not completed), interim answers, and kept
-connections the upstream closes while idle. Each error leaves a line in the error log."""
+body (the client's response is cut, not completed), interim answers (a 103 passed on), and
+kept connections the upstream closes while idle. Each error leaves a line in the error log."""
 import socket
 import threading
 import time
 
+import h2.events
 import pytest
 
 from harness import Client, Scalwsd, exchange, parse_one, wait_until
+from tls_support import H2Client
 from upstreams import RawUpstream, answer
 
 SITE = """
@@ -188,9 +190,28 @@ def test_close_mid_body_cuts_the_clients_response(server, path):
     assert "in the middle of a body" in server.read_log()
 
 
-def test_interim_answers_are_skipped(server):
-    r = request(server, "interim")
-    assert r.status == 200 and r.body == b"after interim\n"
+def test_an_upstreams_103_reaches_the_client_where_its_protocol_allows(server):
+    # HTTP/1.1: the 103 goes before the final answer; the upstream's 100 does not (the
+    # worker answers Expect itself).
+    data, _ = exchange(server.port, b"GET /interim HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert data.startswith(b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\n"), data
+    assert b"100 Continue" not in data and data.endswith(b"after interim\n")
+    # HTTP/1.0 clients never get a 1xx (RFC 9110 §15.2).
+    data, _ = exchange(server.port, b"GET /interim HTTP/1.0\r\nHost: x\r\n\r\n")
+    assert data.startswith(b"HTTP/1.1 200 OK\r\n") and data.endswith(b"after interim\n"), data
+    # HTTP/2: a HEADERS frame with :status 103 ahead of the final one.
+    client = H2Client(server.port)
+    try:
+        sid = client.request("/interim")
+        events = client.read(until=lambda ev: any(isinstance(e, h2.events.StreamEnded) for e in ev))
+        informational = [e for e in events if isinstance(e, h2.events.InformationalResponseReceived)]
+        assert len(informational) == 1 and informational[0].stream_id == sid
+        fields = dict(informational[0].headers)
+        assert fields[":status"] == "103" and fields["link"] == "</a.css>"
+        final = [e for e in events if isinstance(e, h2.events.ResponseReceived)]
+        assert dict(final[0].headers)[":status"] == "200"
+    finally:
+        client.close()
 
 
 def test_body_until_close_and_trailers(server):

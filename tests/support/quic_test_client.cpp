@@ -1,6 +1,7 @@
 #include "tests/support/quic_test_client.h"
 
 #include <gnutls/crypto.h>
+#include <gnutls/x509.h>
 #include <ngtcp2/ngtcp2_crypto_gnutls.h>
 
 namespace scalws::testing {
@@ -27,12 +28,31 @@ int newConnectionId(ngtcp2_conn*, ngtcp2_cid* cid, uint8_t* token, size_t cidlen
 
 }  // namespace
 
+std::string QuicTestClient::peerCommonName() const {
+  unsigned int count = 0;
+  const gnutls_datum_t* certs =
+      session_ != nullptr ? gnutls_certificate_get_peers(session_, &count) : nullptr;
+  if (certs == nullptr || count == 0) return {};
+  gnutls_x509_crt_t crt = nullptr;
+  if (gnutls_x509_crt_init(&crt) != 0) return {};
+  std::string cn;
+  if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0) {
+    char buf[256];
+    size_t size = sizeof(buf);
+    if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf, &size) == 0) {
+      cn.assign(buf, size);
+    }
+  }
+  gnutls_x509_crt_deinit(crt);
+  return cn;
+}
+
 ngtcp2_conn* QuicTestClient::getConn(ngtcp2_crypto_conn_ref* ref) {
   return static_cast<QuicTestClient*>(ref->user_data)->conn_;
 }
 
 QuicTestClient::QuicTestClient(const sockaddr_in& client, const sockaddr_in& server,
-                               uint32_t version, std::vector<uint8_t> token)
+                               uint32_t version, std::vector<uint8_t> token, const std::string& sni)
     : client_(client), server_(server), token_(std::move(token)) {
   ref_.get_conn = &QuicTestClient::getConn;
   ref_.user_data = this;
@@ -47,7 +67,7 @@ QuicTestClient::QuicTestClient(const sockaddr_in& client, const sockaddr_in& ser
   static unsigned char h3[] = {'h', '3'};
   gnutls_datum_t alpn{h3, sizeof(h3)};
   gnutls_alpn_set_protocols(session_, &alpn, 1, GNUTLS_ALPN_MANDATORY);
-  gnutls_server_name_set(session_, GNUTLS_NAME_DNS, "site.test", 9);
+  gnutls_server_name_set(session_, GNUTLS_NAME_DNS, sni.data(), sni.size());
 
   ngtcp2_callbacks cb{};
   cb.client_initial = ngtcp2_crypto_client_initial_cb;

@@ -21,8 +21,10 @@ class QuicTestClient {
  public:
   // `client` and `server` are the addresses the datagrams travel between.
   // `token`: one a server gave an earlier connection (NEW_TOKEN), sent in the Initial.
+  // `sni`: the server name the ClientHello asks for.
   QuicTestClient(const sockaddr_in& client, const sockaddr_in& server,
-                 uint32_t version = NGTCP2_PROTO_VER_V1, std::vector<uint8_t> token = {});
+                 uint32_t version = NGTCP2_PROTO_VER_V1, std::vector<uint8_t> token = {},
+                 const std::string& sni = "site.test");
   ~QuicTestClient();
   QuicTestClient(const QuicTestClient&) = delete;
   QuicTestClient& operator=(const QuicTestClient&) = delete;
@@ -43,6 +45,8 @@ class QuicTestClient {
   const std::string& received(int64_t stream_id) { return received_[stream_id]; }
   bool finished(int64_t stream_id) const { return fins_.count(stream_id) != 0; }
   bool handshakeCompleted() const { return handshake_completed_; }
+  // The subject CN of the certificate the server presented; empty before the handshake.
+  std::string peerCommonName() const;
   bool retried() const { return retried_; }
   // The NEW_TOKEN token the server sent, if any.
   const std::vector<uint8_t>& newToken() const { return new_token_; }

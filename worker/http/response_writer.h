@@ -76,6 +76,14 @@ class ResponseWriter {
     sendBody(data, BodyLifetime::kCopy);
   }
   virtual void finish() noexcept = 0;
+  // An interim (1xx) answer ahead of the final head (RFC 9110 §15.2), e.g. the 103 Early
+  // Hints an upstream sent; only before sendHead, never 100 or 101 (Expect and upgrades
+  // are the writer's own). A writer whose client cannot take one drops it (HTTP/1.0
+  // clients, §15.2), as does the default.
+  virtual void sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
+    (void)status;
+    (void)headers;
+  }
 
   // Bytes accepted but not yet taken by the kernel. Streaming producers stop above their
   // watermark and ask to be called once the queue drained.

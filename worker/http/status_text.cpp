@@ -8,6 +8,10 @@ std::string_view statusReason(uint16_t status) {
       return "Continue";
     case 101:
       return "Switching Protocols";
+    case 102:
+      return "Processing";
+    case 103:
+      return "Early Hints";
     case 200:
       return "OK";
     case 201:
@@ -103,6 +107,7 @@ std::string_view statusReason(uint16_t status) {
     default:
       break;
   }
+  if (status < 200) return "Informational";
   if (status >= 200 && status < 300) return "OK";
   if (status >= 300 && status < 400) return "Redirect";
   if (status >= 400 && status < 500) return "Client Error";

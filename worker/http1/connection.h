@@ -44,6 +44,7 @@ class Connection final : public SocketConnection<Connection>,
 
   // ResponseWriter
   void sendHead(const ResponseHead& head) noexcept override;
+  void sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept override;
   void sendBody(std::string_view data, BodyLifetime lifetime) noexcept override;
   void sendFile(const FileSlice& file) noexcept override;
   void sendBodyRetained(std::string_view data, RefCounted* owner) noexcept override;

@@ -48,6 +48,21 @@ void Connection::sendHead(const ResponseHead& head) noexcept {
                      snapshot_->serverHeaderLine(peer_));
 }
 
+void Connection::sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
+  // RFC 9110 §15.2: "A server MUST NOT send a 1xx response to an HTTP/1.0 client."
+  if (state_ == State::kClosed || responseState() != ResponseState::kNone ||
+      request_.version != HttpVersion::kHttp11 || status < 102 || status > 199) {
+    return;
+  }
+  ResponseHead head;
+  head.status = status;
+  head.headers = headers;
+  HeadFraming framing;
+  framing.framing = Framing::kNone;
+  appendResponseHead(out_, head, framing, {}, {});
+  if (!in_dispatch_) flushOutput();
+}
+
 void Connection::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
   if (!acceptsBody() || framing_ == BodyFraming::kNone || data.empty() || state_ == State::kClosed)
     return;

@@ -18,13 +18,6 @@ void splitPathQuery(std::string_view pq, RequestTarget& out) {
   }
 }
 
-bool isHostChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~' || c == '%' || c == '!' || c == '$' || c == '&' ||
-         c == '\'' || c == '(' || c == ')' || c == '*' || c == '+' || c == ',' || c == ';' ||
-         c == '=';
-}
-
 // RFC 9112 §3.2: the request-target is a URI reference without a fragment, and a URI is
 // ASCII: raw bytes above 0x7F (RFC 3986 §2: percent-encode them) and the "#" that starts a
 // fragment (never sent, RFC 9110 §7.1) make the line invalid. Controls and SP never get
@@ -39,42 +32,6 @@ bool hasOnlyTargetBytes(std::string_view target) {
 }
 
 }  // namespace
-
-std::string_view hostWithoutPort(std::string_view h, bool& valid) {
-  valid = false;
-  if (h.empty()) return {};
-  std::string_view host;
-  std::string_view rest;
-  if (h.front() == '[') {
-    size_t close = h.find(']');
-    if (close == std::string_view::npos) return {};
-    host = h.substr(0, close + 1);
-    for (char c : host.substr(1, host.size() - 2)) {
-      bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-                c == ':' || c == '.';
-      if (!ok) return {};
-    }
-    rest = h.substr(close + 1);
-  } else {
-    size_t colon = h.find(':');
-    host = h.substr(0, colon);
-    rest = colon == std::string_view::npos ? std::string_view() : h.substr(colon);
-    if (host.empty()) return {};
-    for (char c : host) {
-      if (!isHostChar(c)) return {};
-    }
-  }
-  if (!rest.empty()) {
-    if (rest.front() != ':') return {};
-    rest.remove_prefix(1);
-    if (rest.size() > 5) return {};
-    for (char c : rest) {
-      if (c < '0' || c > '9') return {};
-    }
-  }
-  valid = true;
-  return host;
-}
 
 bool parseRequestTarget(std::string_view target, Method method, RequestTarget& out) {
   out = RequestTarget();

@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "worker/http/authority.h"
 #include "worker/http/method.h"
 
 namespace scalws::worker::http1 {
@@ -20,8 +21,6 @@ struct RequestTarget {
 // without CONNECT, a relative path) or not a URI at all (a "#" fragment, a byte above 0x7F).
 bool parseRequestTarget(std::string_view target, Method method, RequestTarget& out);
 
-// Host header / authority host syntax (RFC 3986 reg-name, IPv4, [IPv6]); returns the host
-// without port, or an empty view when invalid.
-std::string_view hostWithoutPort(std::string_view host_header, bool& valid);
+using worker::hostWithoutPort;
 
 }  // namespace scalws::worker::http1

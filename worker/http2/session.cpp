@@ -44,8 +44,8 @@ Session::Session(SessionOwner& owner, const SessionSettings& settings, common::D
     return;
   }
   nghttp2_option_set_no_closed_streams(opt, 1);
-  // Request bodies are consumed as handlers take them (Stream::consumeBody), so a handler
-  // that pauses its body stops the client at its flow-control window.
+  // Request bodies are consumed as handlers take them (MultiplexedStream::consumeBody), so a
+  // handler that pauses its body stops the client at its flow-control window.
   nghttp2_option_set_no_auto_window_update(opt, 1);
   nghttp2_option_set_max_continuations(opt, kMaxContinuations);
   nghttp2_option_set_max_outbound_ack(opt, kMaxOutboundAcks);

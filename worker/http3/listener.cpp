@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "ipc/uv_handle.h"
 #include "worker/http3/connection.h"
 
 namespace scalws::worker::http3 {
@@ -79,9 +80,7 @@ common::Status Listener::start() {
 
 void Listener::stop() {
   if (poll_ == nullptr) return;
-  uv_close(reinterpret_cast<uv_handle_t*>(poll_),
-           [](uv_handle_t* handle) { delete reinterpret_cast<uv_poll_t*>(handle); });
-  poll_ = nullptr;
+  ipc::closeAndDelete(poll_);
 }
 
 void Listener::onPoll(uv_poll_t* handle, int status, int events) {

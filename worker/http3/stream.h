@@ -22,49 +22,28 @@
 #include <string_view>
 #include <vector>
 
-#include "worker/http/http_stream.h"
+#include "worker/http/multiplexed_stream.h"
 #include "worker/http3/body_buffer.h"
-
-namespace scalws::worker {
-class ConfigSnapshot;
-}
 
 namespace scalws::worker::http3 {
 
 class Session;
 
-class Stream final : public HttpStream {
+class Stream final : public MultiplexedStream {
  public:
-  // The request side, as for HTTP/2: the head, then the body until the client's FIN.
-  // kBodyPaused: the handler asked for no more body (setBodyReadPaused), so what arrives is
-  // not consumed and the client's QUIC flow-control window does not reopen.
-  enum class RequestState : uint8_t { kHead, kBody, kBodyPaused, kComplete };
-  // The response's DATA: none (no body, or not started), flowing, or deferred (nghttp3
-  // asked for bytes the handler has not given yet; resumed by the next body call).
-  enum class DataState : uint8_t { kNone, kFlowing, kDeferred };
-
   explicit Stream(Session& session);
 
   int64_t id() const { return id_; }
-  // Not 0 when the request head cannot be served (431 headers too large, 400 bad
-  // authority): the owner answers it with sendError.
-  uint16_t requestError() const { return request_error_; }
   // The head arrived in 0-RTT data (replayable: RFC 9001 §9.2).
   bool early() const { return early_; }
-  RequestState requestState() const { return request_state_; }
-  bool requestComplete() const { return request_state_ == RequestState::kComplete; }
-
-  // Set by the owner when the request arrives.
-  const ConfigSnapshot* snapshot = nullptr;
-  std::string_view server_header;  // "" for none; lives as long as `snapshot`
 
   // ResponseWriter
   void sendHead(const ResponseHead& head) noexcept override;
+  void sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept override;
   void sendBody(std::string_view data, BodyLifetime lifetime) noexcept override;
   void sendFile(const FileSlice& file) noexcept override;
   void finish() noexcept override;
   size_t queuedBytes() const noexcept override { return body_.held(); }
-  void setBodyReadPaused(bool paused) noexcept override;
   void abortResponse() noexcept override;
 
  private:
@@ -73,6 +52,11 @@ class Stream final : public HttpStream {
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
   void endResumedDispatch() noexcept override;
+  // MultiplexedStream
+  void reopenWindow(uint64_t n) noexcept override;
+  void windowReopened() noexcept override;
+  void bodyTooLarge() noexcept override;
+  bool open() const noexcept override { return !closed(); }
   // The stream is over for us (QUIC closed it, or the connection dies).
   void close() noexcept;
   bool closed() const { return responseState() == ResponseState::kDead; }
@@ -81,10 +65,6 @@ class Stream final : public HttpStream {
   void recycle();
   void addHeader(int32_t token, nghttp3_rcbuf* name, nghttp3_rcbuf* value);
   void finishHead(bool end_stream);
-  void onBodyData(std::string_view data);
-  void onBodyEnd();
-  // Gives the client flow-control credit for `n` body bytes (now, or once unpaused).
-  void consumeBody(uint64_t n);
   void onAcked(uint64_t n);
   void addResponseHeader(std::string_view name, std::string_view value);
   nghttp3_ssize readData(nghttp3_vec* vec, size_t count, uint32_t* flags);
@@ -94,16 +74,9 @@ class Stream final : public HttpStream {
 
   Session& session_;
   int64_t id_ = -1;
-  std::vector<HeaderField> headers_;
   std::vector<nghttp3_rcbuf*> held_;  // buffers the request's views point into
-  std::string_view method_, path_, authority_;
-  size_t header_bytes_ = 0;
-  uint32_t header_count_ = 0;
-  uint16_t request_error_ = 0;
+  PseudoHeaders pseudo_;
   bool early_ = false;
-  RequestState request_state_ = RequestState::kHead;
-  uint64_t body_received_ = 0;
-  uint64_t unconsumed_ = 0;
 
   DataState data_ = DataState::kNone;
   BodyBuffer body_;

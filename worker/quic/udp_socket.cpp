@@ -196,6 +196,7 @@ bool UdpSocket::sendOne(const ngtcp2_addr& local, const ngtcp2_addr& remote, uin
   ssize_t n;
   do {
     n = ::sendmsg(fd_, &m, 0);
+    ++stats_.send_calls;
   } while (n < 0 && errno == EINTR);
   if (n >= 0) {
     stats_.datagrams_out += (len + segment - 1) / segment;

@@ -24,6 +24,7 @@ struct UdpSocketStats {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t send_errors = 0;  // EAGAIN included: QUIC's loss recovery resends
+  uint64_t send_calls = 0;   // sendmsg calls: fewer than datagrams_out with GSO
 };
 
 class UdpSocket final : public DatagramSender {
@@ -51,6 +52,8 @@ class UdpSocket final : public DatagramSender {
   uint16_t port() const { return port_; }
   const UdpSocketStats& stats() const { return stats_; }
   bool gso() const { return gso_; }
+  // As after the kernel refused a GSO train (EIO): one datagram per call from now on.
+  void disableGsoForTest() { gso_ = false; }
 
  private:
   bool sendOne(const ngtcp2_addr& local, const ngtcp2_addr& remote, uint8_t ecn,

@@ -14,6 +14,7 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "ipc/peer_credentials.h"
+#include "ipc/uv_handle.h"
 #include "worker/server/instance_pools.h"
 #include "worker/server/site_runtime.h"
 #include "worker/tls/ticket_keys.h"
@@ -146,15 +147,11 @@ void InstanceSession::close() {
   endpoint_.reset();
   mailbox_->close();
   if (attach_poll_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(attach_poll_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
-    attach_poll_ = nullptr;
+    ipc::closeAndDelete(attach_poll_);
   }
   attach_fd_.reset();
   if (go_live_timer_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(go_live_timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    go_live_timer_ = nullptr;
+    ipc::closeAndDelete(go_live_timer_);
   }
 }
 
@@ -313,9 +310,7 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
       go_live_timer_,
       [](uv_timer_t* t) {
         auto* self = static_cast<InstanceSession*>(t->data);
-        uv_close(reinterpret_cast<uv_handle_t*>(t),
-                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-        self->go_live_timer_ = nullptr;
+        ipc::closeAndDelete(self->go_live_timer_);  // `t`: closed from its own callback
         self->goLive();
       },
       0, 0);

@@ -317,6 +317,10 @@ bool CacheExchange::answerFromHit(CacheStatus status) {
   return true;
 }
 
+void CacheExchange::sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
+  if (state_ == State::kForwarding) client_->sendInterim(status, headers);
+}
+
 void CacheExchange::sendHead(const ResponseHead& head) noexcept {
   if (state_ != State::kForwarding) return;
   switch (mode_) {

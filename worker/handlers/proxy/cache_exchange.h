@@ -63,6 +63,8 @@ class CacheExchange final : public ResponseWriter, public InFlight, private Time
 
   // ResponseWriter: what the ProxyExchange answers through.
   void sendHead(const ResponseHead& head) noexcept override;
+  // Passed to the client, never stored.
+  void sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept override;
   void sendBody(std::string_view data, BodyLifetime lifetime) noexcept override;
   void sendFile(const FileSlice& file) noexcept override;
   void finish() noexcept override;

@@ -349,9 +349,16 @@ bool ProxyExchange::processRead() {
 
 void ProxyExchange::onResponseHead(const UpstreamResponseHead& head) {
   bool upgrade = head.status == 101 && tunnel_;
-  // Interim answers (100 Continue, 103 Early Hints) are not passed on: the client's 100
-  // was sent before its body was read, and the writer has no way to send others.
-  if (head.status < 200 && !upgrade) return;
+  if (head.status < 200 && !upgrade) {
+    // A 100 Continue is not passed on: the worker answered the client's Expect itself
+    // before it read the body. Others (103 Early Hints) reach the client where its
+    // protocol allows; a 101 without an upgrade asked for is dropped.
+    if (head.status > 101) {
+      filterInterimHeaders(head, *route_, out_headers_);
+      writer_->sendInterim(head.status, out_headers_);
+    }
+    return;
+  }
   head_info_ = head;
   upstream_keep_alive_ = head.keep_alive;
   filterResponseHeaders(head, *route_, upgrade, out_headers_);

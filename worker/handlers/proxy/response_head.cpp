@@ -45,4 +45,12 @@ void filterResponseHeaders(const UpstreamResponseHead& head, const ProxyRoute& r
   if (route.via) out.push_back(HeaderField{"Via", head.http10 ? "1.0 scalws" : "1.1 scalws"});
 }
 
+void filterInterimHeaders(const UpstreamResponseHead& head, const ProxyRoute& route,
+                          std::vector<HeaderField>& out) {
+  out.clear();
+  for (const HeaderField& h : head.headers) {
+    if (!dropped(h, head, route, false)) out.push_back(h);
+  }
+}
+
 }  // namespace scalws::worker::proxy

@@ -21,5 +21,9 @@ namespace scalws::worker::proxy {
 // head is a 101 the tunnel follows.
 void filterResponseHeaders(const UpstreamResponseHead& head, const ProxyRoute& route, bool upgrade,
                            std::vector<HeaderField>& out);
+// The fields an interim (1xx) answer passes on: the upstream's, without hop-by-hop ones or
+// those the route removes (the route's own fields and Via are for the final answer).
+void filterInterimHeaders(const UpstreamResponseHead& head, const ProxyRoute& route,
+                          std::vector<HeaderField>& out);
 
 }  // namespace scalws::worker::proxy

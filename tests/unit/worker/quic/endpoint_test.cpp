@@ -39,6 +39,22 @@ TEST(Endpoint, HandshakeCompletesWithoutASocket) {
   EXPECT_FALSE(h.factory.starts[0].address_validated);
 }
 
+TEST(Endpoint, TheClientsServerNamePicksTheCertificateAsOnTcp) {
+  EndpointHarness h;
+  struct Case {
+    const char* sni;
+    const char* cn;
+  };
+  for (Case c : {Case{"site.test", "site.test"}, Case{"other.test", "other.test"},
+                 Case{"unknown.test", "site.test"}}) {
+    QuicTestClient client(kClient, h.server, NGTCP2_PROTO_VER_V1, {}, c.sni);
+    ASSERT_TRUE(client.valid());
+    h.pump(client);
+    ASSERT_TRUE(client.handshakeCompleted()) << c.sni;
+    EXPECT_EQ(client.peerCommonName(), c.cn) << c.sni;
+  }
+}
+
 TEST(Endpoint, RetryAlwaysThenTheTokenIsAccepted) {
   EndpointSettings settings;
   settings.retry_always = true;

@@ -32,7 +32,8 @@ inline SocketAddress socketAddress(const sockaddr_in& a) {
   return s;
 }
 
-// A listener's TLS contexts on a certificate made for the test.
+// A listener's TLS contexts on two certificates made for the test: site.test (the default)
+// and other.test.
 struct TestTls {
   tls::testing::TempDir dir;
   common::config::ListenConfig listen;
@@ -41,7 +42,13 @@ struct TestTls {
 
   TestTls() {
     tls::testing::TestCert cert = tls::testing::makeCert(dir, "site", "site.test", {"site.test"});
+    tls::testing::TestCert other =
+        tls::testing::makeCert(dir, "other", "other.test", {"other.test"});
     listen = tls::testing::tlsListen(cert);
+    common::config::TlsCertificateConfig second;
+    second.cert = other.cert;
+    second.key = other.key;
+    listen.tls->certificates.push_back(second);
     listen.http3 = true;
     auto built = tls::ServerContext::build(listen);
     EXPECT_TRUE(built.ok()) << built.status().message();

@@ -71,6 +71,25 @@ TEST(UdpSocket, ReceivesWithBothAddressesAndSendsGsoTrains) {
   EXPECT_EQ(ntohs(remote->sin_port), a_port);
   EXPECT_EQ(a.stats().datagrams_out, 3u);
   EXPECT_EQ(b.stats().bytes_in, 2300u);
+  // The kernel here has UDP_SEGMENT: the three datagrams left in one system call.
+  EXPECT_TRUE(a.gso());
+  EXPECT_EQ(a.stats().send_calls, 1u);
+
+  // Without GSO (a kernel or device that refused it): the same train, a call per datagram.
+  a.disableGsoForTest();
+  a.send(from.addr(), to.addr(), 0, train.data(), train.size(), 1000);
+  ASSERT_TRUE(waitReadable(b_fd.get()));
+  n = 0;
+  for (int tries = 0; tries < 10 && n < 3; ++tries) {
+    n += b.receive(std::span<Datagram>(got + n, UdpSocket::kBatch - n));
+    if (n < 3) waitReadable(b_fd.get());
+  }
+  ASSERT_EQ(n, 3u);
+  EXPECT_EQ(got[0].len, 1000u);
+  EXPECT_EQ(got[2].len, 300u);
+  EXPECT_EQ(got[2].data[0], 2);
+  EXPECT_EQ(a.stats().datagrams_out, 6u);
+  EXPECT_EQ(a.stats().send_calls, 4u);
 }
 
 }  // namespace

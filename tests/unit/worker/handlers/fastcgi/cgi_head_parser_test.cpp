@@ -86,14 +86,9 @@ TEST(CgiHeadParser, LocationWithoutStatusIsA302) {
 
 TEST(CgiHeadParser, RefusesBadHeads) {
   const char* bad[] = {
-      "Status: abc\r\n\r\n",
-      "Status: 99\r\n\r\n",
-      "Status: 100 Continue\r\n\r\n",
-      "Status: 2000\r\n\r\n",
-      "no colon here\r\n\r\n",
-      "Bad Name: x\r\n\r\n",
-      "X: a\001b\r\n\r\n",
-      ": empty\r\n\r\n",
+      "Status: abc\r\n\r\n",  "Status: 99\r\n\r\n",    "Status: 100 Continue\r\n\r\n",
+      "Status: 2000\r\n\r\n", "no colon here\r\n\r\n", "Bad Name: x\r\n\r\n",
+      "X: a\001b\r\n\r\n",    ": empty\r\n\r\n",
   };
   for (const char* input : bad) {
     CgiHeadParser p;

@@ -1,0 +1,93 @@
+// The request side HTTP/2 and HTTP/3 streams share: both receive a head as fields
+// (pseudo-headers first) from their codec's callbacks, then body bytes under a
+// flow-control window that they reopen only as the handler takes the bytes. A protocol's
+// stream derives from it, keeps its codec's buffers alive and frames the response; this
+// class counts and stores the fields, builds the Request, enforces the body limit and
+// holds back the window while the handler paused the body.
+//
+// The request side is one enum: the head is being received, then the body (until the
+// client ends the stream), then nothing more. kBodyPaused: the handler asked for no more
+// body (setBodyReadPaused), so what arrives is not consumed and the client's window does
+// not reopen; a stream leaves kHead when its head is dispatched.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "worker/http/http_stream.h"
+#include "worker/http/pseudo_header_request.h"
+
+namespace scalws::worker {
+
+class ConfigSnapshot;
+
+class MultiplexedStream : public HttpStream {
+ public:
+  enum class RequestState : uint8_t { kHead, kBody, kBodyPaused, kComplete };
+  // The response's DATA: none (no body, or not started), flowing, or deferred (the codec
+  // asked for bytes the handler has not given yet; resumed by the next body call).
+  enum class DataState : uint8_t { kNone, kFlowing, kDeferred };
+
+  // Not 0 when the request head cannot be served (431 headers too large, 400 bad
+  // authority): the owner answers it with sendError.
+  uint16_t requestError() const { return request_error_; }
+  RequestState requestState() const { return request_state_; }
+  bool requestComplete() const { return request_state_ == RequestState::kComplete; }
+  // Body bytes received but not consumed yet (held back by a pause).
+  uint64_t unconsumedBytes() const { return unconsumed_; }
+
+  // Set by the owner when the request arrives.
+  const ConfigSnapshot* snapshot = nullptr;
+  std::string_view server_header;  // "" for none; lives as long as `snapshot`
+
+  // Request-body flow control (RFC 9113 §5.2, RFC 9000 §4): body bytes are consumed — the
+  // client's window reopened — as the handler takes them; while paused they are not, so
+  // the client can send at most its stream window (and all streams together the
+  // connection window) before it must wait.
+  void setBodyReadPaused(bool paused) noexcept final;
+
+ protected:
+  explicit MultiplexedStream(size_t arena_block) : HttpStream(arena_block) { fields_.reserve(16); }
+  ~MultiplexedStream() override = default;
+
+  // Gives the client window back for `n` body bytes (the codec's consume call).
+  virtual void reopenWindow(uint64_t n) noexcept = 0;
+  // After a window reopened outside a codec callback: let the codec send its update.
+  virtual void windowReopened() noexcept = 0;
+  // The body went past the limit before the handler answered: the owner answers 413.
+  virtual void bodyTooLarge() noexcept = 0;
+  // False when the stream is over for us (what a pause would still do is moot).
+  virtual bool open() const noexcept = 0;
+
+  // One field of the head, `size` as the codec's limit counts it (RFC 9113 §6.5.2,
+  // RFC 9204 §3.2.1: name, value and 32 bytes). False when it must not be stored: the
+  // head is already too large (431; the bytes are still counted, for the codec's bomb
+  // check) or unservable.
+  bool countField(uint64_t size, uint64_t max_bytes, uint32_t max_fields);
+  void addField(std::string_view name, std::string_view value) {
+    fields_.push_back(HeaderField{name, value});
+  }
+  void finishHead(HttpVersion version, const PseudoHeaders& pseudo, bool end_stream);
+  void onBodyData(std::string_view data);
+  void onBodyEnd();
+  // What a pause held back still counts against the connection's window: given back
+  // when the stream closes.
+  void releaseUnconsumed();
+  // Ready for the next request (the HttpStream and Request resets are the caller's).
+  void resetRequestSide();
+
+  uint64_t header_bytes_ = 0;
+  RequestState request_state_ = RequestState::kHead;
+
+ private:
+  void consumeBody(uint64_t n);
+
+  std::vector<HeaderField> fields_;
+  uint32_t field_count_ = 0;
+  uint16_t request_error_ = 0;
+  uint64_t body_received_ = 0;
+  uint64_t unconsumed_ = 0;
+};
+
+}  // namespace scalws::worker
