@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from h3_support import h3
 from harness import SCALWSD, Scalwsd
 from php_fpm import PhpFpm
 from protocol_clients import PROTOCOLS, ProtocolClient
@@ -21,6 +22,7 @@ http2 = true
 [[listen]]
 address = "127.0.0.1:$port2"
 tls = { cert = "$dir/site.crt", key = "$dir/site.key" }
+http3 = true
 
 # Canonical host: everything for www.site.test goes to site.test, path and query kept.
 [[route]]
@@ -137,6 +139,16 @@ def test_a_rewrite_loop_is_500_and_logged(client, server):
     status, _, _ = client.request("/loop/x")
     assert status == 500
     assert "more than 10 rewrites (a rewrite loop)" in server.read_log()
+
+
+def test_over_http3_too(server):
+    run = h3(server.port2, "/old/x%20y", "/blog/9", "/loop/z")
+    assert run.returncode == 0, run.output[-2000:]
+    by_status = {r.status: r for r in run.responses.values()}
+    assert sorted(by_status) == [200, 302, 500], run.output[-2000:]
+    assert by_status[302].header("location") == "/new/x%20y"
+    # PHP's answer to the rewritten /info.php?p=9
+    assert by_status[200].header("x-from-php") == "yes"
 
 
 def test_a_bad_regex_is_refused_with_its_place(tmp_path):
