@@ -91,7 +91,7 @@ void PendingConnection::readProxyHeader() {
       return;  // within the deadline
     case ProxyHeaderReader::Result::kFailed:
       // Whoever connects without the balancer's header is not behind it: nothing to say.
-      LOG_DEBUG("connection from port %u: no valid PROXY protocol header", peer_.local_port);
+      LOG_DEBUG("connection on port %u: no valid PROXY protocol header", peer_.local_port);
       close();
       return;
     case ProxyHeaderReader::Result::kDone:
