@@ -149,6 +149,7 @@ Status Controller::startUp() {
   app_options.state_dir = options_.state_dir;
   app_options.socket_dir = options_.app_dir;
   app_options.limits = options_.restart;
+  app_options.log_cap = options_.app_log_size;
   apps_ = std::make_unique<AppManager>(&loop_, store_, app_options);
   handlers_ =
       std::make_unique<ControlHandlers>(store_, *this, *accounts_, info, pools_.get(), apps_.get());
@@ -194,6 +195,7 @@ InstanceSupervisor& Controller::supervisorFor(const state::InstanceRecord& recor
   env.limits = options_.restart;
   env.metrics = metrics_.get();
   env.ticket_secret = instanceTicketSecret(host_ticket_secret_, record.name);
+  env.app_dir = options_.app_dir;
   auto sup = std::make_unique<InstanceSupervisor>(std::move(env), record);
   InstanceSupervisor& ref = *sup;
   supervisors_[record.name] = std::move(sup);
@@ -503,6 +505,12 @@ std::optional<std::vector<ipc::PhpPoolGrant>> Controller::runningPools(
   InstanceSupervisor* sup = find(name);
   if (sup == nullptr || !sup->runningSite()) return std::nullopt;
   return sup->runningPools();
+}
+
+std::optional<std::vector<ipc::AppGrant>> Controller::runningApps(const std::string& name) const {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr || !sup->runningSite()) return std::nullopt;
+  return sup->runningApps();
 }
 
 void Controller::purgeCache(const std::string& name, const ipc::CachePurge& purge, PurgeDone done) {

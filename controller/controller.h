@@ -82,6 +82,7 @@ class Controller final : public InstanceRuntime {
   std::vector<ipc::CacheFigures> cacheFigures(const std::string& name) const override;
   std::optional<std::vector<ipc::PhpPoolGrant>> runningPools(
       const std::string& name) const override;
+  std::optional<std::vector<ipc::AppGrant>> runningApps(const std::string& name) const override;
 
   ~Controller() override;
 

@@ -13,7 +13,7 @@ const char* const kControllerUsage =
     "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
     "                         [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]\n"
     "                         [--allow-php-fpm PATH]... [--app-dir DIR] [--allow-root-instances]\n"
-    "                         [--pool-log-size SIZE]\n"
+    "                         [--pool-log-size SIZE] [--app-log-size SIZE]\n"
     "                         [--dashboard-listen ADDR [--dashboard-auth FILE]]\n"
     "  --state-dir DIR       state.db and the lock live here (default /var/lib/scalws)\n"
     "  --socket PATH         the control socket (default /run/scalws/control.sock)\n"
@@ -32,6 +32,8 @@ const char* const kControllerUsage =
     "                        for more); no other binary is ever run\n"
     "  --pool-log-size SIZE  a managed pool's php-fpm.log rotates to php-fpm.log.1 at this\n"
     "                        size, e.g. 512K or 16M (default 4M, at least 64K)\n"
+    "  --app-log-size SIZE   an app's app.log rotates to app.log.1 at this size (default\n"
+    "                        16M, at least 64K)\n"
     "  --dashboard-listen ADDR  serve the read-only dashboard at http://ADDR/, e.g.\n"
     "                        127.0.0.1:9146 (default: off); an address other than\n"
     "                        loopback needs --dashboard-auth\n"
@@ -101,15 +103,14 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
       if (arg == "--app-dir") o.app_dir = path;
       if (arg == "--php-fpm") o.php_fpm = path;
       if (arg == "--allow-php-fpm") o.allowed_php_fpm.push_back(path);
-    } else if (arg == "--pool-log-size") {
+    } else if (arg == "--pool-log-size" || arg == "--app-log-size") {
       std::string text;
       SCALWS_RETURN_IF_ERROR(value(text));
       common::Result<uint64_t> size = common::config::parseSize(text);
-      if (!size.ok() || *size < kMinPoolLogCap) {
-        return common::invalidArgument("--pool-log-size needs a size of at least 64K, not '" +
-                                       text + "'");
+      if (!size.ok() || *size < kMinLogCap) {
+        return common::invalidArgument(arg + " needs a size of at least 64K, not '" + text + "'");
       }
-      o.pool_log_size = *size;
+      (arg == "--pool-log-size" ? o.pool_log_size : o.app_log_size) = *size;
     } else if (arg == "--allow-root-instances") {
       o.allow_root_instances = true;
     } else if (arg == "--crash-limit" || arg == "--crash-window") {

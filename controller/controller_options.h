@@ -4,7 +4,7 @@
 //                     [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]
 //                     [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]
 //                     [--allow-php-fpm PATH]... [--allow-root-instances]
-//                     [--pool-log-size SIZE]
+//                     [--pool-log-size SIZE] [--app-dir DIR] [--app-log-size SIZE]
 //                     [--dashboard-listen ADDR [--dashboard-auth FILE]]
 //
 // --scalwsd defaults to the scalwsd next to the controller's own executable. The crash
@@ -17,7 +17,8 @@
 // controller runs no other: the group scalws may add pools, it must not pick what runs as
 // root). --allow-root-instances lets `instance add --user` name a uid 0 user (refused
 // otherwise, to whoever asks). --pool-log-size is where a managed pool's php-fpm.log rotates
-// (pool_log.h). --dashboard-listen (off by default) serves the read-only dashboard at
+// (fifo_log.h), --app-log-size where an app's app.log does; --app-dir holds the apps'
+// sockets (app_manager.h). --dashboard-listen (off by default) serves the read-only dashboard at
 // http://ADDR/ (dashboard/dashboard.h); on an address other than a loopback one it needs
 // --dashboard-auth, an htpasswd-style file (common/auth/htpasswd.h), or the arguments are
 // refused: the page names users, CPUs and paths that are nobody else's business. Parsing
@@ -28,7 +29,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "controller/pools/pool_log.h"
+#include "controller/fifo_log.h"
 #include "controller/restart_policy.h"
 
 namespace scalws::controller {
@@ -50,6 +51,7 @@ struct ControllerOptions {
   std::string php_fpm = "/usr/sbin/php-fpm8.2";
   std::vector<std::string> allowed_php_fpm;     // besides php_fpm
   uint64_t pool_log_size = kDefaultPoolLogCap;  // php-fpm.log rotates at this size
+  uint64_t app_log_size = kDefaultAppLogCap;    // app.log rotates at this size
   bool allow_root_instances = false;
   RestartLimits restart;
   bool help = false;

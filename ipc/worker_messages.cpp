@@ -111,6 +111,7 @@ void settingsInto(const WorkerSettings& s, Json& out) {
   out["config"] = s.config;
   out["config_path"] = s.config_path;
   out["php_pools"] = phpPoolGrantsJson(s.php_pools);
+  putAppGrants(s.apps, out);
 }
 
 Result<WorkerSettings> settingsFrom(const Json& args) {
@@ -152,6 +153,9 @@ Result<WorkerSettings> settingsFrom(const Json& args) {
   Result<std::vector<PhpPoolGrant>> pools = parsePhpPoolGrants(args);
   if (!pools.ok()) return pools.status();
   s.php_pools = std::move(pools).value();
+  Result<std::vector<AppGrant>> apps = parseAppGrants(args);
+  if (!apps.ok()) return apps.status();
+  s.apps = std::move(apps).value();
   return s;
 }
 
@@ -331,9 +335,11 @@ Result<ReadyArgs> ReadyArgs::decode(const Json& args) {
 // --- reload ------------------------------------------------------------------------------
 
 Json ReloadArgs::encode() const {
-  return {{"config", config},
-          {"config_path", config_path},
-          {"php_pools", phpPoolGrantsJson(php_pools)}};
+  Json out = {{"config", config},
+              {"config_path", config_path},
+              {"php_pools", phpPoolGrantsJson(php_pools)}};
+  putAppGrants(apps, out);
+  return out;
 }
 
 Result<ReloadArgs> ReloadArgs::decode(const Json& args) {
@@ -344,9 +350,12 @@ Result<ReloadArgs> ReloadArgs::decode(const Json& args) {
   if (!path.ok()) return bad("reload", path.status());
   Result<std::vector<PhpPoolGrant>> pools = parsePhpPoolGrants(args);
   if (!pools.ok()) return bad("reload", pools.status());
+  Result<std::vector<AppGrant>> apps = parseAppGrants(args);
+  if (!apps.ok()) return bad("reload", apps.status());
   r.config = std::move(config).value();
   r.config_path = std::move(path).value();
   r.php_pools = std::move(pools).value();
+  r.apps = std::move(apps).value();
   return r;
 }
 

@@ -11,7 +11,7 @@
 //                                        one per cache: its memory tier (a memfd)
 //   worker -> ready      ReadyArgs       it serves (pid, loops, listeners with their fd
 //                                        numbers, the sandbox report), or why not
-//   ctl    -> reload     ReloadArgs      a new config text, path and pools
+//   ctl    -> reload     ReloadArgs      a new config text, path, pools and apps
 //   ctl    -> stop       {}              graceful stop
 //   worker -> metrics    MetricsArgs     notification: monotonic totals (common/metrics)
 //   ctl    -> stderr     {} + one fd     a re-attached worker's new stdout and stderr (a pipe
@@ -38,6 +38,7 @@
 #include "common/metrics/metrics_snapshot.h"
 #include "common/metrics/upstream_metrics.h"
 #include "common/status.h"
+#include "ipc/app_grants.h"
 #include "ipc/cache_messages.h"
 #include "ipc/message.h"
 #include "ipc/php_pool_grants.h"
@@ -82,6 +83,7 @@ struct WorkerSettings {
   std::string config;       // TOML without [server]
   std::string config_path;  // what relative paths and messages refer to
   std::vector<PhpPoolGrant> php_pools;
+  std::vector<AppGrant> apps;
 
   friend bool operator==(const WorkerSettings&, const WorkerSettings&) = default;
 };
@@ -139,6 +141,7 @@ struct ReloadArgs {
   std::string config;
   std::string config_path;
   std::vector<PhpPoolGrant> php_pools;
+  std::vector<AppGrant> apps;
 
   Json encode() const;
   static common::Result<ReloadArgs> decode(const Json& args);

@@ -24,6 +24,11 @@ struct LoadOptions {
   // and php routes may name pools no table defines; the controller supplies address and
   // max_conns for the pools assigned to the instance and checks the names at start.
   bool php_pools_from_controller = false;
+  // Apps run only under the controller: a route.app (an app by the name it is assigned to
+  // the instance under) is accepted only then. The controller hands the worker the app's
+  // sockets and checks the names at start; standalone, route.app is refused with a pointer
+  // to a proxy route to the app's sockets.
+  bool apps_from_controller = false;
   // Turns [upstream] host names into addresses at load; null: processResolver()
   // (host_resolver.h), getaddrinfo until the process sealed it in its sandbox.
   HostResolver* resolver = nullptr;

@@ -114,15 +114,8 @@ void readRemovedHeaders(TableReader& table, ProxyAction& action) {
   }
 }
 
-}  // namespace
-
-void parseProxyAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
-                      RouteConfig& route) {
-  if (!expectType(value, ConfigValue::Type::kTable, path, ctx)) return;
-  ProxyAction action;
-  action.where = value.where;
-  TableReader table(value, path, ctx);
-  if (table.require("upstream") != nullptr) table.readString("upstream", action.upstream);
+// Everything of route.proxy but the upstream: how the request and the answer are changed.
+void readProxyOptions(TableReader& table, ProxyAction& action) {
   readStripPrefix(table, action);
   readHost(table, action);
   readHeaderTable(table, "set_request_headers", kComputedRequestFields, action.set_request_headers);
@@ -145,7 +138,55 @@ void parseProxyAction(const ConfigValue& value, const std::string& path, ParseCo
       table.error(*table.get("cache"), "cache", "must name a [cache.NAME] (leave it out for none)");
     }
   }
+}
+
+// An app's name as `scalwsctl app assign ... --as NAME` takes it.
+bool isAppName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void parseProxyAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                      RouteConfig& route) {
+  if (!expectType(value, ConfigValue::Type::kTable, path, ctx)) return;
+  ProxyAction action;
+  action.where = value.where;
+  TableReader table(value, path, ctx);
+  if (table.require("upstream") != nullptr) table.readString("upstream", action.upstream);
+  readProxyOptions(table, action);
   table.finish();
+  route.action = std::move(action);
+}
+
+void parseAppAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                    RouteConfig& route) {
+  if (!expectType(value, ConfigValue::Type::kTable, path, ctx)) return;
+  ProxyAction action;
+  action.where = value.where;
+  TableReader table(value, path, ctx);
+  if (table.require("name") != nullptr && table.readString("name", action.app) &&
+      !isAppName(action.app)) {
+    table.error(*table.get("name"), "name",
+                "\"" + action.app + "\" is not an app name (1 to 64 letters, digits, '-', '_')");
+  }
+  readProxyOptions(table, action);
+  table.finish();
+  if (!ctx.options().apps_from_controller) {
+    ctx.error(value.where,
+              path +
+                  ": apps are run by scalws-controller, and only its instances route to one "
+                  "by name; a standalone scalwsd reaches a running app through a proxy route "
+                  "to its sockets: proxy = { upstream = \"NAME\" } with [upstream.NAME] "
+                  "servers = [\"unix:/run/scalws/apps/APP/0.sock\", ...] (`scalwsctl app "
+                  "show APP` lists them)");
+  }
   route.action = std::move(action);
 }
 

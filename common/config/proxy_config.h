@@ -15,13 +15,17 @@
 
 namespace scalws::common::config {
 
-// route.proxy: the request goes to an [upstream.NAME] over HTTP/1.1.
+// route.proxy: the request goes to an [upstream.NAME] over HTTP/1.1. route.app is the same
+// action aimed at an app the controller runs: `app` names it, and `upstream` stays empty
+// until the worker makes the app's upstream from the controller's grant
+// (worker/server/instance_apps.h).
 struct ProxyAction {
   // Host sent upstream: the client's ("pass"), the chosen server's address ("upstream"),
   // or a fixed name.
   enum class HostMode { kPass, kUpstream, kFixed };
 
   std::string upstream;      // an [upstream.NAME] of this config
+  std::string app;           // route.app's name; "" for route.proxy
   std::string strip_prefix;  // removed from the path when it starts with it; "" none
   HostMode host_mode = HostMode::kPass;
   std::string host;                                  // kFixed
@@ -85,6 +89,9 @@ struct UpstreamTlsConfig {
 
 struct UpstreamConfig {
   static constexpr size_t kMaxServers = 64;  // addresses, after resolution
+  // The name of the upstream made for route.app's app NAME: no [upstream] table can take
+  // it (a ':' is not allowed in those names).
+  static std::string appUpstreamName(const std::string& app) { return "app:" + app; }
 
   std::string name;
   std::vector<UpstreamServerConfig> servers;  // as written; at most kMaxServers addresses

@@ -7,9 +7,13 @@ namespace scalws::common::config {
 namespace {
 
 constexpr ActionParser kActionParsers[] = {
-    {"respond", parseRespondAction},   {"static", parseStaticAction},
-    {"status", parseStatusAction},     {"php", parsePhpAction},
-    {"proxy", parseProxyAction},       {"cache_purge", parseCachePurgeAction},
+    {"respond", parseRespondAction},
+    {"static", parseStaticAction},
+    {"status", parseStatusAction},
+    {"php", parsePhpAction},
+    {"proxy", parseProxyAction},
+    {"app", parseAppAction},
+    {"cache_purge", parseCachePurgeAction},
     {"redirect", parseRedirectAction},
 };
 

@@ -69,6 +69,9 @@ void parseProxyAction(const ConfigValue& value, const std::string& path, ParseCo
                       RouteConfig& route);
 void parseRedirectAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                          RouteConfig& route);
+// route.app: a ProxyAction with `app` set instead of `upstream`.
+void parseAppAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                    RouteConfig& route);
 
 // The parts of a route other than its action.
 void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseContext& ctx,

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include "common/log.h"
 #include "controller/deferred_call.h"
+#include "controller/loop_handles.h"
 #include "controller/system_accounts.h"
 
 namespace scalws::controller {
@@ -19,7 +21,8 @@ using common::StatusCode;
 
 namespace {
 
-constexpr uint64_t kRotateEveryMs = 10'000;
+constexpr int kCgroupRemoveAttempts = 25;
+constexpr uint64_t kCgroupRemoveRetryMs = 200;
 
 // Created with `mode` and given to uid:gid (both again when it exists).
 Status ownedDir(const std::string& dir, mode_t mode, uid_t uid, gid_t gid) {
@@ -42,15 +45,30 @@ Status isDirectory(const std::string& path, const char* what) {
 
 }  // namespace
 
+std::string appCgroupSubtree(const std::string& state_dir) {
+  std::error_code ec;
+  std::string dir = std::filesystem::weakly_canonical(state_dir, ec).string();
+  if (ec || dir.empty()) dir = state_dir;
+  uint32_t hash = 2166136261u;  // FNV-1a: the same name from every build
+  for (unsigned char c : dir) hash = (hash ^ c) * 16777619u;
+  char hex[9];
+  std::snprintf(hex, sizeof(hex), "%08x", hash);
+  return std::string("scalws-apps-") + hex;
+}
+
 AppManager::AppManager(uv_loop_t* loop, state::StateStore& store, AppManagerOptions options)
-    : loop_(loop), store_(store), options_(std::move(options)) {
-  rotate_timer_ = new uv_timer_t;
-  uv_timer_init(loop_, rotate_timer_);
-  rotate_timer_->data = this;
+    : loop_(loop),
+      store_(store),
+      options_(std::move(options)),
+      cgroups_(AppCgroups::probe(options_.cgroup_host.value_or(CgroupHost::current()),
+                                 appCgroupSubtree(options_.state_dir))) {
+  memory_timer_ = new uv_timer_t;
+  uv_timer_init(loop_, memory_timer_);
+  memory_timer_->data = this;
   uv_timer_start(
-      rotate_timer_, [](uv_timer_t* t) { static_cast<AppManager*>(t->data)->rotateLogs(); },
-      kRotateEveryMs, kRotateEveryMs);
-  uv_unref(reinterpret_cast<uv_handle_t*>(rotate_timer_));
+      memory_timer_, [](uv_timer_t* t) { static_cast<AppManager*>(t->data)->checkMemory(); },
+      kAppMemoryCheckMs, kAppMemoryCheckMs);
+  uv_unref(reinterpret_cast<uv_handle_t*>(memory_timer_));
 }
 
 AppManager::~AppManager() {
@@ -58,7 +76,7 @@ AppManager::~AppManager() {
   leave();
   apps_.clear();
   discarded_.clear();
-  uv_close(reinterpret_cast<uv_handle_t*>(rotate_timer_),
+  uv_close(reinterpret_cast<uv_handle_t*>(memory_timer_),
            [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
 }
 
@@ -75,18 +93,15 @@ std::string AppManager::logPath(const std::string& name) const {
 }
 
 std::vector<std::string> AppManager::socketsOf(const AppSpec& spec) const {
-  std::vector<std::string> out;
-  for (uint32_t i = 0; i < appProcessCount(spec); ++i) {
-    out.push_back(socketDirOf(spec.name) + "/" + std::to_string(i) + ".sock");
-  }
-  return out;
+  return appSocketPaths(options_.socket_dir, spec);
 }
 
 Status AppManager::checkSpec(const AppSpec& spec) const {
-  if (spec.memory_bytes != 0) {
+  if (spec.memory_bytes != 0 && !cgroups_.usable()) {
     return Status(StatusCode::kFailedPrecondition,
-                  "--memory needs a memory limit through a delegated cgroup v2 subtree, which "
-                  "this scalws-controller does not set up yet; add the app without --memory");
+                  "--memory cannot be enforced here: " + cgroups_.problem() +
+                      "; add the app without --memory, or give the controller a cgroup it "
+                      "may manage (README: Node.js and Python apps)");
   }
   Result<Account> account = lookUpUser(spec.user);
   if (!account.ok()) return account.status();
@@ -182,13 +197,17 @@ AppManager::Entry& AppManager::addEntry(const AppSpec& spec) {
   Entry& entry = apps_[spec.name];
   entry.spec = spec;
   entry.processes.clear();
-  std::vector<std::string> sockets = socketsOf(spec);
   std::string name = spec.name;
+  entry.log = std::make_unique<FifoLog>(loop_, "app " + name, stateDirOf(name) + "/app.pipe",
+                                        logPath(name), options_.log_cap);
+  FifoLog* log = entry.log.get();
+  std::vector<std::string> sockets = socketsOf(spec);
   for (uint32_t i = 0; i < sockets.size(); ++i) {
     AppProcessPaths paths{sockets[i], stateDirOf(name) + "/" + std::to_string(i) + ".pid",
-                          logPath(name), socketDirOf(name) + "/tmp"};
-    auto prepare = [this, spec]() -> Result<sandbox::ExecSandbox> {
+                          stateDirOf(name) + "/app.pipe", socketDirOf(name) + "/tmp"};
+    auto prepare = [this, spec, log]() -> Result<sandbox::ExecSandbox> {
       SCALWS_RETURN_IF_ERROR(prepareDirs(spec));
+      SCALWS_RETURN_IF_ERROR(log->open());
       return sandboxFor(spec);
     };
     auto on_event = [this, name](std::string_view kind, const std::string& message) {
@@ -197,8 +216,8 @@ AppManager::Entry& AppManager::addEntry(const AppSpec& spec) {
       Result<state::EventRecord> stored = store_.appendEvent(instance, kind, message);
       (void)stored;
     };
-    entry.processes.push_back(std::make_unique<AppProcess>(loop_, spec, i, std::move(paths),
-                                                           options_.limits, prepare, on_event));
+    entry.processes.push_back(std::make_unique<AppProcess>(
+        loop_, spec, i, std::move(paths), options_.limits, prepare, on_event, *log, cgroups_));
   }
   return entry;
 }
@@ -207,6 +226,11 @@ void AppManager::startEntry(const std::string& name, bool adopt, Done done) {
   auto it = apps_.find(name);
   if (it == apps_.end()) {
     return deferCall(loop_, [done] { done(common::notFound("no such app")); });
+  }
+  // Adopted processes write to the FIFO they hold: read it from the start.
+  if (adopt && ::access((stateDirOf(name) + "/app.pipe").c_str(), F_OK) == 0) {
+    Status opened = it->second.log->open();
+    if (!opened.ok()) LOG_WARN("app %s: %s", name.c_str(), opened.message().c_str());
   }
   auto pending = std::make_shared<size_t>(it->second.processes.size());
   auto first_error = std::make_shared<Status>();
@@ -259,9 +283,20 @@ void AppManager::stopAll(Done done) {
   auto one_done = [pending, done](const Status&) {
     if (--*pending == 0) done(Status());
   };
-  for (auto& [name, entry] : apps_) {
+  std::weak_ptr<bool> alive = alive_;
+  for (auto& app : apps_) {
+    const std::string& name = app.first;
     ++*pending;
-    stopEntry(name, one_done);
+    stopEntry(name, [this, alive, name, one_done](const Status& stopped) {
+      if (alive.expired()) return one_done(stopped);
+      auto it = apps_.find(name);
+      if (it != apps_.end()) it->second.log->close();
+      // The app stays in the DB: the next controller makes its cgroups again.
+      if (it == apps_.end() || it->second.spec.memory_bytes == 0) return one_done(stopped);
+      removeCgroups(
+          name, kCgroupRemoveAttempts, [one_done, stopped] { one_done(stopped); },
+          /*even_if_listed=*/true);
+    });
   }
   deferCall(loop_, [one_done] { one_done(Status()); });
 }
@@ -269,6 +304,7 @@ void AppManager::stopAll(Done done) {
 void AppManager::leave() {
   for (auto& [name, entry] : apps_) {
     for (auto& process : entry.processes) process->leave();
+    if (entry.log) entry.log->close();
   }
 }
 
@@ -287,6 +323,7 @@ void AppManager::startApp(const AppSpec& spec, Done done) {
     stopEntry(name, [this, alive, name, done, started](const Status&) {
       if (!alive.expired()) {
         discard(name);
+        removeCgroups(name, kCgroupRemoveAttempts);
         std::error_code ec;
         std::filesystem::remove_all(socketDirOf(name), ec);
       }
@@ -300,6 +337,7 @@ void AppManager::removeApp(const std::string& name, Done done) {
   stopEntry(name, [this, alive, name, done](const Status& stopped) {
     if (!alive.expired()) {
       discard(name);
+      removeCgroups(name, kCgroupRemoveAttempts);
       std::error_code ec;
       std::filesystem::remove_all(socketDirOf(name), ec);
       std::filesystem::remove_all(stateDirOf(name), ec);
@@ -330,6 +368,7 @@ void AppManager::assignmentsChanged() {
 void AppManager::discard(const std::string& name) {
   auto it = apps_.find(name);
   if (it == apps_.end()) return;
+  if (it->second.log) it->second.log->close();
   discarded_[name] = std::move(it->second);
   apps_.erase(it);
   std::weak_ptr<bool> alive = alive_;
@@ -338,16 +377,37 @@ void AppManager::discard(const std::string& name) {
   });
 }
 
-void AppManager::rotateLogs() {
-  for (const auto& [name, entry] : apps_) {
-    std::string log = logPath(name);
-    struct stat st;
-    if (::stat(log.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) < kAppLogMax) continue;
-    std::error_code ec;
-    std::filesystem::copy_file(log, log + ".1", std::filesystem::copy_options::overwrite_existing,
-                               ec);
-    if (!ec) ::truncate(log.c_str(), 0);
+void AppManager::checkMemory() {
+  for (auto& [name, entry] : apps_) {
+    if (entry.spec.memory_bytes == 0) continue;
+    for (auto& process : entry.processes) process->checkMemory();
   }
+}
+
+void AppManager::removeCgroups(const std::string& name, int attempts_left,
+                               std::function<void()> done, bool even_if_listed) {
+  auto finish = [&done] {
+    if (done) done();
+  };
+  // Added again meanwhile: its cgroups are in use.
+  if (!even_if_listed && apps_.count(name) != 0) return finish();
+  Status removed = cgroups_.remove(name);
+  if (removed.ok()) return finish();
+  if (attempts_left <= 1) {
+    LOG_WARN("app %s: %s", name.c_str(), removed.message().c_str());
+    return finish();
+  }
+  auto timer = std::make_shared<LoopTimer>(loop_);
+  std::weak_ptr<bool> alive = alive_;
+  timer->start(kCgroupRemoveRetryMs, 0,
+               [this, alive, timer, name, attempts_left, done, even_if_listed]() mutable {
+                 timer->close();
+                 if (alive.expired()) {
+                   if (done) done();
+                   return;
+                 }
+                 removeCgroups(name, attempts_left - 1, done, even_if_listed);
+               });
 }
 
 ipc::Json AppManager::appStatus(const std::string& name) const {
@@ -369,6 +429,7 @@ ipc::Json AppManager::appStatus(const std::string& name) const {
                    {"processes", processes},
                    {"log_path", logPath(name)},
                    {"socket_dir", socketDirOf(name)}};
+  if (it->second.spec.memory_bytes != 0) out["cgroups"] = cgroups_.describe();
   Result<sandbox::ExecSandbox> box = sandboxFor(it->second.spec);
   if (box.ok()) out["sandbox"] = box->report().toLines();
   return out;

@@ -14,8 +14,10 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "controller/apps/app_spawn.h"
 #include "controller/child_process.h"
 #include "controller/deferred_call.h"
+#include "controller/instances/process_facts.h"
 #include "controller/instances/worker_probe.h"
 #include "controller/pools/pool_fpm_config.h"
 
@@ -70,9 +72,7 @@ uint64_t rssBytes(pid_t pid) {
 
 // The last lines of the log, on one line: why a first start failed, in `app add`'s answer.
 std::string logTail(const std::string& path) {
-  constexpr size_t kTailBytes = 600;
-  std::string text = readSmallFile(path);
-  if (text.size() > kTailBytes) text = text.substr(text.size() - kTailBytes);
+  std::string text = readFileTail(path, 600);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   size_t cut = text.size();
   for (int lines = 0; lines < 3 && cut != std::string::npos && cut > 0; ++lines) {
@@ -83,40 +83,24 @@ std::string logTail(const std::string& path) {
   return text;
 }
 
-struct SpawnError {
-  int step;  // < 0: a step of ours; >= 0: an ExecSandbox::Step
-  int err;
-};
-
-constexpr int kStepSetsid = -1, kStepFds = -2, kStepChdir = -3, kStepExec = -4;
-
-std::string stepText(int step, const AppSpec& spec) {
-  switch (step) {
-    case kStepSetsid:
-      return "setsid";
-    case kStepFds:
-      return "moving fds";
-    case kStepChdir:
-      return "entering " + spec.dir;
-    case kStepExec:
-      return "exec";
-    default:
-      return "entering the sandbox: " + std::string(sandbox::ExecSandbox::stepName(
-                                            static_cast<sandbox::ExecSandbox::Step>(step)));
-  }
+std::string mebibytes(uint64_t bytes) {
+  return std::to_string(bytes >> 20) + " MiB";
 }
 
 }  // namespace
 
 AppProcess::AppProcess(uv_loop_t* loop, AppSpec spec, uint32_t index, AppProcessPaths paths,
-                       RestartLimits limits, PrepareSandbox prepare, OnEvent on_event)
+                       RestartLimits limits, PrepareSandbox prepare, OnEvent on_event, FifoLog& log,
+                       AppCgroups& cgroups)
     : loop_(loop),
       spec_(std::move(spec)),
       index_(index),
       paths_(std::move(paths)),
       policy_(limits),
       prepare_(std::move(prepare)),
-      on_event_(std::move(on_event)) {}
+      on_event_(std::move(on_event)),
+      log_(log),
+      cgroups_(cgroups) {}
 
 AppProcess::~AppProcess() {
   *alive_ = false;
@@ -139,7 +123,43 @@ ipc::Json AppProcess::status() const {
                    {"adopted", adopted_},
                    {"socket", paths_.socket},
                    {"rss_bytes", pid_ > 0 ? rssBytes(pid_) : 0}};
+  if (pid_ > 0) out["checked"] = processFacts(pid_);
+  if (!cgroup_.empty()) {
+    ipc::Json memory = {{"cgroup", cgroup_}, {"oom_kills", oom_kills_}};
+    if (pid_ > 0) memory["in_cgroup"] = cgroups_.contains(cgroup_, pid_);
+    if (std::optional<CgroupUsage> u = cgroups_.usage(cgroup_)) {
+      memory["limit_bytes"] = u->limit_bytes;
+      memory["current_bytes"] = u->current_bytes;
+      memory["peak_bytes"] = u->peak_bytes;
+    }
+    out["memory"] = std::move(memory);
+  }
   return out;
+}
+
+// Counts the OOM kills of its cgroup since the last look; the reason of an exit they
+// caused, or "".
+std::string AppProcess::memoryKill() {
+  if (cgroup_.empty()) return "";
+  std::optional<CgroupUsage> u = cgroups_.usage(cgroup_);
+  if (!u || u->oom_kills <= oom_seen_) return oom_group_killed_ ? "killed for memory" : "";
+  oom_kills_ += u->oom_kills - oom_seen_;
+  oom_seen_ = u->oom_kills;
+  return "killed for memory: its cgroup reached --memory " + mebibytes(spec_.memory_bytes) +
+         " (the kernel's OOM killer; " + std::to_string(oom_kills_) + " OOM kill(s) so far)";
+}
+
+void AppProcess::checkMemory() {
+  if (cgroup_.empty() || pid_ <= 0 || oom_group_killed_) return;
+  if (state_ != State::kRunning && state_ != State::kStarting) return;
+  std::optional<CgroupUsage> u = cgroups_.usage(cgroup_);
+  if (!u || u->oom_kills <= oom_seen_) return;
+  LOG_WARN(
+      "app %s[%u]: the OOM killer ended a process of its cgroup (--memory %s); ending "
+      "the rest (pid %d's group)",
+      spec_.name.c_str(), index_, mebibytes(spec_.memory_bytes).c_str(), static_cast<int>(pid_));
+  oom_group_killed_ = true;
+  ::kill(-pid_, SIGKILL);
 }
 
 void AppProcess::later(std::function<void()> fn) {
@@ -223,6 +243,7 @@ bool AppProcess::adopt() {
   pidfd_ = std::move(pidfd).value();
   is_child_ = false;
   adopted_ = true;
+  watchCgroup();
   started_ms_ = wallMs();
   started_mono_ms_ = uv_now(loop_);
   watch();
@@ -235,83 +256,50 @@ void AppProcess::spawn() {
   start_problem_.clear();
   Result<sandbox::ExecSandbox> box = prepare_();
   if (!box.ok()) return crashed("cannot prepare its sandbox: " + box.status().message(), 0);
+  cgroup_.clear();
+  if (spec_.memory_bytes != 0) {
+    Status made = cgroups_.prepare(spec_.name, index_, spec_.memory_bytes);
+    if (!made.ok()) return crashed("cannot prepare its memory cgroup: " + made.message(), 0);
+  }
   removeStaleSocket(paths_.socket);
-  std::vector<std::string> args = appArgv(spec_, paths_.socket);
-  std::vector<std::string> env = appEnv(spec_, paths_.socket, paths_.tmp);
-  std::vector<char*> argv, envp;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  int log = ::open(paths_.log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  int pipe_fds[2] = {-1, -1};
-  if (log < 0 || null_fd < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    int err = errno;
-    if (log >= 0) ::close(log);
-    if (null_fd >= 0) ::close(null_fd);
-    return crashed("cannot open " + paths_.log + ": " + std::strerror(err), 0);
-  }
-  UniqueFd log_fd(log), null_guard(null_fd), error_read(pipe_fds[0]), error_write(pipe_fds[1]);
-  const std::string& dir = spec_.dir;
-  const char* binary = argv[0];
-  pid_t pid = ::fork();
-  if (pid < 0) return crashed(std::string("fork: ") + std::strerror(errno), 0);
-  if (pid == 0) {
-    auto fail = [&](int step) {
-      SpawnError e{step, errno};
-      ssize_t ignored = ::write(error_write.get(), &e, sizeof(e));
-      (void)ignored;
-      _exit(127);
-    };
-    if (::setsid() < 0) fail(kStepSetsid);
-    if (::dup2(null_guard.get(), 0) < 0 || ::dup2(log_fd.get(), 1) < 0 ||
-        ::dup2(log_fd.get(), 2) < 0) {
-      fail(kStepFds);
-    }
-    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
-    ::umask(007);
-    sandbox::ExecSandbox::Step step = box->enter();
-    if (step != sandbox::ExecSandbox::Step::kNone) fail(static_cast<int>(step));
-    if (::chdir(dir.c_str()) != 0) fail(kStepChdir);
-    ::execve(binary, argv.data(), envp.data());
-    fail(kStepExec);
-  }
-  error_write.reset();
-  SpawnError e{};
-  ssize_t n;
-  do {
-    n = ::read(error_read.get(), &e, sizeof(e));
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(e))) {
-    ::waitpid(pid, nullptr, 0);
-    return crashed("starting " + std::string(binary) + ": " + stepText(e.step, spec_) + ": " +
-                       std::strerror(e.err),
-                   0);
-  }
-  Result<UniqueFd> pidfd = openPidfd(pid);
+  AppSpawn spawn;
+  spawn.argv = appArgv(spec_, paths_.socket);
+  spawn.env = appEnv(spec_, paths_.socket, paths_.tmp);
+  spawn.dir = spec_.dir;
+  spawn.log_pipe = paths_.pipe;
+  if (spec_.memory_bytes != 0) spawn.cgroup = cgroups_.pathOf(spec_.name, index_);
+  spawn.sandbox = &*box;
+  Result<pid_t> pid = spawnApp(spawn);
+  if (!pid.ok()) return crashed(pid.status().message(), 0);
+  Result<UniqueFd> pidfd = openPidfd(*pid);
   if (!pidfd.ok()) {
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    ::kill(-*pid, SIGKILL);
+    ::waitpid(*pid, nullptr, 0);
     return crashed(pidfd.status().message(), 0);
   }
-  pid_ = pid;
+  pid_ = *pid;
   pidfd_ = std::move(pidfd).value();
   is_child_ = true;
   adopted_ = false;
+  watchCgroup();
   started_ms_ = wallMs();
   started_mono_ms_ = uv_now(loop_);
   state_ = State::kStarting;
-  Status written = writeFileAtomically(paths_.pid, std::to_string(pid) + "\n");
+  Status written = writeFileAtomically(paths_.pid, std::to_string(pid_) + "\n");
   if (!written.ok()) LOG_WARN("app %s: %s", spec_.name.c_str(), written.message().c_str());
   watch();
   deadline_ms_ = uv_now(loop_) + kAppReadyTimeoutMs;
   arm(kReadyPollMs, kReadyPollMs, [](AppProcess& self) { self.onTick(); });
-  LOG_INFO("app %s[%u]: started pid %d", spec_.name.c_str(), index_, static_cast<int>(pid));
+  LOG_INFO("app %s[%u]: started pid %d", spec_.name.c_str(), index_, static_cast<int>(pid_));
+}
+
+// The cgroup a process of this spec is in: its OOM kills from now on are this process's.
+void AppProcess::watchCgroup() {
+  oom_group_killed_ = false;
+  if (spec_.memory_bytes == 0) return;
+  cgroup_ = cgroups_.pathOf(spec_.name, index_);
+  std::optional<CgroupUsage> u = cgroups_.usage(cgroup_);
+  oom_seen_ = u ? u->oom_kills : 0;
 }
 
 void AppProcess::onTick() {
@@ -353,9 +341,12 @@ void AppProcess::onExit() {
   uint64_t uptime = now - std::min(now, started_mono_ms_);
   if (state_ == State::kStopping) return finishStop();
   std::string why = "pid " + std::to_string(pid) + " " + *ended;
+  std::string memory = memoryKill();
+  if (!memory.empty()) why += ": " + memory;
   if (!start_problem_.empty()) why += ": " + start_problem_;
   if (!ever_ran_) {
-    std::string tail = logTail(paths_.log);
+    log_.drain();
+    std::string tail = logTail(log_.path());
     if (!tail.empty()) why += "; its log ends with: " + tail;
   }
   crashed(why, uptime);

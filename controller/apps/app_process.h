@@ -1,19 +1,21 @@
 // AppProcess: one process of an app (a node process, or a gunicorn/uvicorn master with its
 // workers), started sandboxed and supervised by the controller.
 //
-// Start: the ExecSandbox (sandbox/exec_sandbox.h) is prepared here, then fork; the child
-// makes a session of its own (its group is killed with it), takes stdin from /dev/null and
-// appends stdout/stderr to the app's log, sets umask 007, enters the sandbox (user, groups,
-// no_new_privs, Landlock, seccomp deny-list), changes to the app's directory and execs the
-// runtime with a clean environment (app_spec.h). A step that fails is reported back through
-// a close-on-exec pipe, so `app add` says why. The pid goes to a pid file; a controller that
-// starts later adopts a process whose pid file and /proc cmdline still match and that runs as no
-// root uid, so apps keep serving across a controller restart.
+// Start: the ExecSandbox (sandbox/exec_sandbox.h) is prepared here and, with --memory, its
+// cgroup (app_cgroup.h: made or kept, the limit written); then app_spawn.h forks and execs
+// it sandboxed, its stdout and stderr going to the app's log FIFO (fifo_log.h). A step that
+// fails is reported, so `app add` says why. The pid goes to a pid file; a controller that
+// starts later adopts a process whose pid file and /proc cmdline still match and that runs
+// as no root uid, so apps keep serving across a controller restart (in the cgroup they
+// were in).
 //
 // Up once its socket accepts. On an exit it did not ask for, its group is killed (gunicorn's
 // workers outlive their master), the stale socket removed and it is started again after the
 // backoff of restart_policy.h; the crash_limit-th exit within the window gives up: state
-// `failed`, with the last exit as the reason (`app restart` tries again).
+// `failed`, with the last exit as the reason (`app restart` tries again). An exit after the
+// cgroup's OOM kill count rose is told as killed for memory. checkMemory() ends the whole
+// group once the OOM killer took one process of it (cgroup v1 kills one; v2's
+// memory.oom.group all), so the app restarts whole rather than limping on.
 // stop(): SIGTERM (gunicorn, uvicorn and Node end gracefully on it), SIGKILL to the group
 // kAppStopGraceMs later. leave(): lets go, the process keeps serving.
 #pragma once
@@ -28,7 +30,9 @@
 
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "controller/apps/app_cgroup.h"
 #include "controller/apps/app_spec.h"
+#include "controller/fifo_log.h"
 #include "controller/restart_policy.h"
 #include "ipc/message.h"
 #include "sandbox/exec_sandbox.h"
@@ -41,8 +45,8 @@ inline constexpr uint64_t kAppStopGraceMs = 10'000;
 struct AppProcessPaths {
   std::string socket;
   std::string pid;
-  std::string log;
-  std::string tmp;  // its TMPDIR
+  std::string pipe;  // its stdout and stderr, a FIFO the app's FifoLog reads
+  std::string tmp;   // its TMPDIR
 };
 
 class AppProcess {
@@ -53,8 +57,11 @@ class AppProcess {
   // Builds the sandbox anew before each start (the spec or the assignment may have moved).
   using PrepareSandbox = std::function<common::Result<sandbox::ExecSandbox>()>;
 
+  // `log` (the app's, shared by its processes) and `cgroups` outlive it; `cgroups` is used
+  // when the spec has a memory limit.
   AppProcess(uv_loop_t* loop, AppSpec spec, uint32_t index, AppProcessPaths paths,
-             RestartLimits limits, PrepareSandbox prepare, OnEvent on_event);
+             RestartLimits limits, PrepareSandbox prepare, OnEvent on_event, FifoLog& log,
+             AppCgroups& cgroups);
   ~AppProcess();  // lets go (leave)
   AppProcess(const AppProcess&) = delete;
   AppProcess& operator=(const AppProcess&) = delete;
@@ -69,8 +76,13 @@ class AppProcess {
   std::string_view stateName() const;
   pid_t pid() const { return pid_; }
   const AppProcessPaths& paths() const { return paths_; }
-  // {index, state, pid, restarts, last_exit, started_ms, adopted, socket, rss_bytes}
+  // {index, state, pid, restarts, last_exit, started_ms, adopted, socket, rss_bytes,
+  //  checked: process_facts.h's reading of /proc/PID/status (while it runs),
+  //  memory: {cgroup, in_cgroup, limit_bytes, current_bytes, peak_bytes, oom_kills} (with
+  //  --memory)}
   ipc::Json status() const;
+  // Ends the process group when its cgroup's OOM kill count rose (see above).
+  void checkMemory();
 
  private:
   void spawn();
@@ -81,6 +93,8 @@ class AppProcess {
   void becameRunning();
   void crashed(const std::string& why, uint64_t uptime_ms);
   void finishStop();
+  std::string memoryKill();
+  void watchCgroup();
   void arm(uint64_t ms, uint64_t repeat, void (*fire)(AppProcess&));
   void disarm();
   void later(std::function<void()> fn);
@@ -93,6 +107,12 @@ class AppProcess {
   RestartPolicy policy_;
   PrepareSandbox prepare_;
   OnEvent on_event_;
+  FifoLog& log_;
+  AppCgroups& cgroups_;
+  std::string cgroup_;      // "" without --memory
+  uint64_t oom_seen_ = 0;   // the cgroup's OOM kill count already accounted for
+  uint64_t oom_kills_ = 0;  // of this process's cgroup, since this controller watched it
+  bool oom_group_killed_ = false;
   State state_ = State::kStopped;
   pid_t pid_ = 0;
   bool is_child_ = false;

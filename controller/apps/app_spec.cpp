@@ -97,6 +97,9 @@ Status validateAppSpec(AppSpec& spec) {
   if (spec.processes == 0 || spec.processes > kMaxProcesses) {
     return bad("--processes must be 1 to " + std::to_string(kMaxProcesses));
   }
+  if (spec.memory_bytes != 0 && spec.memory_bytes < kMinAppMemory) {
+    return bad("--memory must be at least 4m (no runtime starts in less)");
+  }
   if (spec.user.empty()) return bad("app add needs --user USER");
   if (spec.user == "root") return bad("an app never runs as root");
   for (const std::string& kv : spec.env) {
@@ -173,6 +176,14 @@ Result<AppSpec> parseAppSpec(const Json& json) {
 
 uint32_t appProcessCount(const AppSpec& spec) {
   return spec.runtime == AppSpec::Runtime::kNode ? spec.processes : 1;
+}
+
+std::vector<std::string> appSocketPaths(const std::string& app_dir, const AppSpec& spec) {
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < appProcessCount(spec); ++i) {
+    out.push_back(app_dir + "/" + spec.name + "/" + std::to_string(i) + ".sock");
+  }
+  return out;
 }
 
 std::vector<uint16_t> appConnectPorts(const AppSpec& spec) {

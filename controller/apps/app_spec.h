@@ -24,6 +24,7 @@ namespace scalws::controller {
 
 inline constexpr const char* kNodeBinary = "/usr/bin/node";
 inline constexpr const char* kPython = "/usr/bin/python3";
+inline constexpr uint64_t kMinAppMemory = 4ULL << 20;
 
 struct AppSpec {
   enum class Runtime { kNode, kWsgi, kAsgi };
@@ -38,7 +39,7 @@ struct AppSpec {
   std::vector<std::string> env;       // K=V
   std::vector<std::string> writable;  // absolute directories
   std::vector<std::string> connect;   // host:port, TCP
-  uint64_t memory_bytes = 0;          // 0: no limit
+  uint64_t memory_bytes = 0;          // 0: no limit; else of each process (and its children)
 
   bool operator==(const AppSpec&) const = default;
 };
@@ -54,6 +55,10 @@ common::Result<AppSpec> parseAppSpec(const ipc::Json& json);
 
 // How many processes of ours run it: node N, python 1 (its master forks the N workers).
 uint32_t appProcessCount(const AppSpec& spec);
+
+// The unix sockets of `spec` beneath --app-dir `app_dir`: APP_DIR/NAME/I.sock, one per
+// process of ours (appProcessCount).
+std::vector<std::string> appSocketPaths(const std::string& app_dir, const AppSpec& spec);
 
 // The TCP ports of --connect (the host part is the app's business; Landlock sees ports).
 std::vector<uint16_t> appConnectPorts(const AppSpec& spec);

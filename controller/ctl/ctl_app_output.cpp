@@ -24,6 +24,26 @@ std::string pids(const Json& a) {
   return out.empty() ? "-" : out;
 }
 
+// "12.0 MiB used (peak 60.1 MiB) of 64.0 MiB, 1 OOM kill(s), cgroup PATH": the figures of
+// the process's cgroup, which count every process of it (gunicorn's workers too).
+std::string memoryLine(const Json& m) {
+  std::string line;
+  if (m.contains("current_bytes")) {
+    line = formatBytes(static_cast<double>(unsignedAt(m, "current_bytes"))) + " used";
+    if (unsignedAt(m, "peak_bytes") != 0) {
+      line += " (peak " + formatBytes(static_cast<double>(unsignedAt(m, "peak_bytes"))) + ")";
+    }
+    if (unsignedAt(m, "limit_bytes") != 0) {
+      line += " of " + formatBytes(static_cast<double>(unsignedAt(m, "limit_bytes")));
+    }
+  } else {
+    line = "cgroup unreadable";
+  }
+  line += ", " + text(m, "oom_kills") + " OOM kill(s), cgroup " + text(m, "cgroup");
+  if (m.contains("in_cgroup") && !flag(m, "in_cgroup")) line += " (the process is NOT in it)";
+  return line;
+}
+
 }  // namespace
 
 std::string renderApps(const Json& r) {
@@ -47,6 +67,11 @@ std::string renderApp(const Json& a) {
   out += labelled("as", text(spec, "user") + ", " + text(spec, "processes") + " process(es)");
   out += labelled("instance", appInstance(a));
   out += labelled("state", text(a, "state"));
+  if (unsignedAt(spec, "memory_bytes") != 0) {
+    out += labelled("memory limit",
+                    formatBytes(static_cast<double>(unsignedAt(spec, "memory_bytes"))) +
+                        " per process (group)");
+  }
   const Json& status = object(a, "status");
   for (const Json& p : array(status, "processes")) {
     std::string line = text(p, "state");
@@ -59,7 +84,12 @@ std::string renderApp(const Json& a) {
     line += ", " + text(p, "socket");
     out += labelled("process " + text(p, "index"), line);
     if (!text(p, "last_exit", "").empty()) out += labelled("  last exit", text(p, "last_exit"));
+    const Json& memory = object(p, "memory");
+    if (!memory.empty()) out += labelled("  memory", memoryLine(memory));
+    const Json& checked = object(p, "checked");
+    if (!checked.empty()) out += labelled("  in /proc", processFactsText(checked));
   }
+  if (!text(status, "cgroups", "").empty()) out += labelled("cgroups", text(status, "cgroups"));
   for (const Json& s : array(a, "upstream")) out += labelled("upstream", s.get<std::string>());
   if (!status.empty()) out += labelled("log", text(status, "log_path"));
   for (const Json& line : array(status, "sandbox"))

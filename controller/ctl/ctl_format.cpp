@@ -170,4 +170,14 @@ const Json& array(const Json& j, std::string_view key) {
   return v != nullptr && v->is_array() ? *v : kEmpty;
 }
 
+std::string processFactsText(const Json& c) {
+  if (c.contains("error")) return text(c, "error");
+  const Json& uid = array(c, "uid");
+  const Json& gid = array(c, "gid");
+  return "user " + text(c, "user", "(none)") + " uid " + (uid.size() == 4 ? textOf(uid[1]) : "?") +
+         " gid " + (gid.size() == 4 ? textOf(gid[1]) : "?") + ", no_new_privs " +
+         (flag(c, "no_new_privs") ? "yes" : "NO") + ", seccomp " + text(c, "seccomp") +
+         ", capabilities " + text(c, "capabilities");
+}
+
 }  // namespace scalws::ctl

@@ -49,6 +49,11 @@ int64_t integer(const ipc::Json& j, std::string_view key);
 uint64_t unsignedAt(const ipc::Json& j, std::string_view key);
 double number(const ipc::Json& j, std::string_view key);
 bool flag(const ipc::Json& j, std::string_view key, bool fallback = false);
+// A process's sandbox as the controller read it in /proc/PID/status (the "checked" object
+// of instance and app status: controller/instances/process_facts.h), on one line: "user
+// www-data uid 33 gid 33, no_new_privs yes, seccomp filter, capabilities none".
+std::string processFactsText(const ipc::Json& checked);
+
 // The object or array at key; an empty one when absent or of another type.
 const ipc::Json& object(const ipc::Json& j, std::string_view key);
 const ipc::Json& array(const ipc::Json& j, std::string_view key);

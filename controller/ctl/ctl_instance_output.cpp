@@ -33,13 +33,7 @@ std::string checkedSection(const Json& processes) {
       out += text(c, "error") + "\n";
       continue;
     }
-    const Json& uid = array(c, "uid");
-    const Json& gid = array(c, "gid");
-    out += "user " + text(c, "user", "(none)") + " uid " +
-           (uid.size() == 4 ? textOf(uid[1]) : "?") + " gid " +
-           (gid.size() == 4 ? textOf(gid[1]) : "?") + ", no_new_privs " +
-           (flag(c, "no_new_privs") ? "yes" : "NO") + ", seccomp " + text(c, "seccomp") +
-           ", capabilities " + text(c, "capabilities") + "\n";
+    out += processFactsText(c) + "\n";
   }
   return out.empty() ? "" : "\nsandbox, as the controller reads it in /proc:\n" + out;
 }
@@ -115,6 +109,8 @@ std::string cachesAndAppsSection(const Json& r) {
   for (const Json& a : array(r, "apps")) {
     apps.push_back({text(a, "name"), text(a, "as"), text(a, "state")});
   }
+  for (const Json& n : array(r, "unbound_apps"))
+    apps.push_back({"(none assigned)", textOf(n), "-"});
   if (!apps.empty()) out += "\napps:\n" + renderTable({"APP", "AS", "STATE"}, apps);
   return out;
 }

@@ -11,6 +11,7 @@ common::Result<SiteConfig> loadInstanceConfig(const std::string& text, const std
   common::config::LoadOptions options;
   options.allow_server_table = false;
   options.php_pools_from_controller = true;  // pool_binding.h
+  options.apps_from_controller = true;       // app_binding.h
   return common::config::loadSiteConfigString(text, source, options);
 }
 

@@ -53,6 +53,11 @@ class InstanceRuntime {
     (void)name;
     return std::nullopt;
   }
+  // The apps its workers run with (app_binding.h), when they run.
+  virtual std::optional<std::vector<ipc::AppGrant>> runningApps(const std::string& name) const {
+    (void)name;
+    return std::nullopt;
+  }
   // Drops cached answers in every serving worker of `name` (ipc/cache_messages.h); `done`
   // once all of them did, with the totals.
   using PurgeDone = std::function<void(common::Result<ipc::CachePurgeResult>)>;

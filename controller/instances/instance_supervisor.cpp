@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "controller/apps/app_binding.h"
 #include "controller/deferred_call.h"
 #include "controller/instances/instance_config.h"
 #include "controller/instances/launch_digest.h"
@@ -163,6 +164,8 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
   if (!site.ok()) return done(site.status());
   Result<std::vector<ipc::PhpPoolGrant>> pools = instancePoolGrants(*env_.store, record_, *site);
   if (!pools.ok()) return done(pools.status());
+  Result<std::vector<ipc::AppGrant>> apps = appGrants(*site);
+  if (!apps.ok()) return done(apps.status());
   std::vector<Slot> slots = layout();
   if (slots.empty()) {
     return done(Status(StatusCode::kFailedPrecondition,
@@ -193,7 +196,8 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
     Status committed = commit();
     if (!committed.ok()) return done(committed);
   }
-  running_ = ipc::ReloadArgs{record_.config, record_.config_path, std::move(pools).value()};
+  running_ = ipc::ReloadArgs{record_.config, record_.config_path, std::move(pools).value(),
+                             std::move(apps).value()};
   Status saved = saveLaunch();
   if (!saved.ok()) {
     running_ = ipc::ReloadArgs();
@@ -267,6 +271,7 @@ ipc::WorkerSettings InstanceSupervisor::settingsFor(const Slot& slot) const {
   s.config = running_.config;
   s.config_path = running_.config_path;
   s.php_pools = running_.php_pools;
+  s.apps = running_.apps;
   return s;
 }
 
@@ -335,7 +340,7 @@ void InstanceSupervisor::onWorkerReady(WorkerProcess& worker, const Status& stat
              static_cast<int>(worker.pid()));
     const ipc::WorkerSettings& launched = worker.launched();
     if (launched.config != running_.config || launched.config_path != running_.config_path ||
-        launched.php_pools != running_.php_pools) {
+        launched.php_pools != running_.php_pools || launched.apps != running_.apps) {
       // Spawned before a reload that it then missed (it was not ready): catch it up.
       std::string name = record_.name;
       pid_t pid = worker.pid();
@@ -445,6 +450,8 @@ void InstanceSupervisor::doReload(Done done) {
   }
   Result<std::vector<ipc::PhpPoolGrant>> pools = instancePoolGrants(*env_.store, record_, *site);
   if (!pools.ok()) return done(pools.status());
+  Result<std::vector<ipc::AppGrant>> apps = appGrants(*site);
+  if (!apps.ok()) return done(apps.status());
   // Spawns from now on use the new config; workers running get it over their channel.
   struct Tally {
     size_t waiting = 0;
@@ -458,8 +465,9 @@ void InstanceSupervisor::doReload(Done done) {
   };
   auto tally = std::make_shared<Tally>();
   tally->done = std::move(done);
-  tally->running = std::exchange(
-      running_, ipc::ReloadArgs{record_.config, record_.config_path, std::move(pools).value()});
+  tally->running =
+      std::exchange(running_, ipc::ReloadArgs{record_.config, record_.config_path,
+                                              std::move(pools).value(), std::move(apps).value()});
   tally->site = std::exchange(running_site_, std::move(site).value());
   std::vector<WorkerProcess*> targets;
   for (Slot& slot : slots_) {
@@ -540,8 +548,17 @@ void InstanceSupervisor::bury(std::unique_ptr<WorkerProcess> worker) {
   reaper_.start(0, 0, [this] { graveyard_.clear(); });
 }
 
+Result<std::vector<ipc::AppGrant>> InstanceSupervisor::appGrants(
+    const common::config::SiteConfig& site) {
+  std::string app_dir = env_.app_dir;
+  return instanceAppGrants(*env_.store, record_.name, site, [app_dir](const AppSpec& spec) {
+    return appSocketPaths(app_dir, spec);
+  });
+}
+
 Status InstanceSupervisor::saveLaunch() {
-  state::LaunchRecord launch{running_.config, running_.config_path, running_.php_pools, 0};
+  state::LaunchRecord launch{running_.config, running_.config_path, running_.php_pools, 0,
+                             running_.apps};
   Status saved = env_.store->saveLaunch(record_.name, launch);
   if (!saved.ok()) {
     return Status(saved.code(), "instance " + record_.name +

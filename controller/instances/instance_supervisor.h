@@ -73,6 +73,7 @@ class InstanceSupervisor {
     RestartLimits limits;
     MetricsCollector* metrics = nullptr;  // gets the workers' figures; may be null
     std::string ticket_secret;            // the instance's (ticket_secret.h); "" = none
+    std::string app_dir;                  // the apps' sockets (--app-dir; app_binding.h)
   };
 
   InstanceSupervisor(Env env, state::InstanceRecord record);
@@ -103,6 +104,7 @@ class InstanceSupervisor {
   bool runningConfigDiffers() const;
   // The pools the workers run with (empty when none run).
   const std::vector<ipc::PhpPoolGrant>& runningPools() const { return running_.php_pools; }
+  const std::vector<ipc::AppGrant>& runningApps() const { return running_.apps; }
   // Drops cached answers in every serving worker (ipc/cache_messages.h); `done` once all
   // answered, with the totals, or the first failure.
   void purgeCache(const ipc::CachePurge& purge,
@@ -152,6 +154,8 @@ class InstanceSupervisor {
   void adopt(std::vector<std::unique_ptr<WorkerProcess>> workers);
   // What the DB says the workers were last told (nullopt: nothing, or unreadable).
   std::optional<ipc::ReloadArgs> storedLaunch();
+  // The apps assigned to it now, checked against `site`'s app routes (app_binding.h).
+  common::Result<std::vector<ipc::AppGrant>> appGrants(const common::config::SiteConfig& site);
   // Why an attached worker is not taken over ("" when it is; running_ holds the launch).
   std::string refusal(const WorkerProcess& worker, const std::vector<Slot>& slots,
                       bool have_launch) const;

@@ -78,7 +78,8 @@ std::optional<ipc::ReloadArgs> InstanceSupervisor::storedLaunch() {
     return std::nullopt;
   }
   if (!*launch) return std::nullopt;
-  return ipc::ReloadArgs{(*launch)->config, (*launch)->config_path, (*launch)->php_pools};
+  return ipc::ReloadArgs{(*launch)->config, (*launch)->config_path, (*launch)->php_pools,
+                         (*launch)->apps};
 }
 
 std::string InstanceSupervisor::refusal(const WorkerProcess& w, const std::vector<Slot>& slots,

@@ -393,6 +393,7 @@ void WorkerProcess::reload(const ipc::ReloadArgs& args, std::function<void(const
                                        launch_.settings.config = args.config;
                                        launch_.settings.config_path = args.config_path;
                                        launch_.settings.php_pools = args.php_pools;
+                                       launch_.settings.apps = args.apps;
                                      }
                                      done(reply.status());
                                    });

@@ -9,7 +9,7 @@
 // php-fpm.conf (rewritten before every start from the DB), php-fpm.pid (written by the
 // master; a later controller adopts the master it names), php-fpm.pipe (a FIFO: the
 // master's error_log, stdout and stderr) and php-fpm.log (+ .1), the controller's capped
-// copy of what comes through it (pool_log.h). The socket lives elsewhere (the
+// copy of what comes through it (fifo_log.h). The socket lives elsewhere (the
 // controller's --pool-dir, default /run/scalws/php, mode 0711): the workers must reach it
 // and the state dir is closed.
 //

@@ -127,7 +127,7 @@ Status PoolManager::prepare(const std::string& name) {
   config.socket_group = *group;
   config.processes = pool.processes;
   config.pid_path = paths.pid;
-  config.log_path = paths.pipe;  // the FIFO the controller reads (pool_log.h)
+  config.log_path = paths.pipe;  // the FIFO the controller reads (fifo_log.h)
   Result<std::string> text = renderFpmConfig(config);
   if (!text.ok()) return text.status();
   SCALWS_RETURN_IF_ERROR(makeDir(options_.state_dir + "/pools", 0750));

@@ -125,7 +125,7 @@ PoolProcess::PoolProcess(uv_loop_t* loop, std::string name, PoolPaths paths, std
       php_fpm_(std::move(php_fpm)),
       policy_(limits),
       hooks_(std::move(hooks)),
-      log_(loop, name_, paths_.pipe, paths_.log, log_cap) {}
+      log_(loop, "pool " + name_, paths_.pipe, paths_.log, log_cap) {}
 
 PoolProcess::~PoolProcess() {
   *alive_ = false;

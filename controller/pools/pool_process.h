@@ -4,7 +4,7 @@
 // its own (setsid: a terminal's Ctrl-C reaches the controller only), with a clean
 // environment (no NOTIFY_SOCKET: php-fpm would otherwise report to the controller's
 // systemd unit), stdin on /dev/null and stdout/stderr on the pool's log FIFO, which the
-// controller copies to a capped, rotated php-fpm.log (pool_log.h). Its exit
+// controller copies to a capped, rotated php-fpm.log (fifo_log.h). Its exit
 // is seen through a pidfd, so a master left by a previous controller (adopted from its pid
 // file) is watched the same way as one started here.
 //
@@ -36,8 +36,8 @@
 
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "controller/fifo_log.h"
 #include "controller/loop_handles.h"
-#include "controller/pools/pool_log.h"
 #include "controller/restart_policy.h"
 #include "ipc/message.h"
 
@@ -49,7 +49,7 @@ inline constexpr uint64_t kPoolStopGraceMs = 15'000;  // php-fpm's own timeout i
 struct PoolPaths {
   std::string config;  // php-fpm.conf
   std::string pid;     // written by the master
-  std::string log;     // its log (php-fpm.log, rotated to php-fpm.log.1: pool_log.h)
+  std::string log;     // its log (php-fpm.log, rotated to php-fpm.log.1: fifo_log.h)
   std::string pipe;    // the FIFO php-fpm writes its log and stderr to
   std::string socket;  // where it listens
 };
@@ -114,7 +114,7 @@ class PoolProcess {
   std::string php_fpm_;
   RestartPolicy policy_;
   Hooks hooks_;
-  PoolLog log_;
+  FifoLog log_;
   State state_ = State::kStopped;
   bool supervised_ = false;
   pid_t pid_ = 0;

@@ -131,11 +131,32 @@ void AppHandlers::add(In& in, Out out) {
   });
 }
 
+Status AppHandlers::checkUnused(const state::AppRecord& app) {
+  Result<AppSpec> spec = specOf(app);
+  Result<std::vector<state::InstanceRecord>> instances = store_.listInstances();
+  if (!spec.ok() || !instances.ok()) return Status();
+  std::vector<std::string> sockets = apps_->socketsOf(*spec);
+  for (const state::InstanceRecord& instance : *instances) {
+    std::optional<std::vector<ipc::AppGrant>> running = instances_.runningApps(instance.name);
+    for (const ipc::AppGrant& grant : running.value_or(std::vector<ipc::AppGrant>())) {
+      if (grant.sockets != sockets) continue;
+      return Status(StatusCode::kFailedPrecondition,
+                    "app '" + app.name + "' is still used by the running workers of instance '" +
+                        instance.name + "' (as " + grant.name +
+                        "); reload or stop that instance first");
+    }
+  }
+  return Status();
+}
+
 void AppHandlers::remove(In& in, Out out) {
   Status ready = requireRuntime();
   if (!ready.ok()) return out.fail(ready);
   Result<state::AppRecord> app = namedApp(in.args());
-  Status removed = app.ok() ? store_.removeApp(app->name) : app.status();
+  // An assigned app is refused by the store ("release it first"); a released one may still
+  // be in running workers until they reload.
+  Status unused = !app.ok() ? app.status() : app->instance ? Status() : checkUnused(*app);
+  Status removed = unused.ok() ? store_.removeApp(app->name) : unused;
   if (!removed.ok()) return out.fail(removed);
   auto shared = std::make_shared<ipc::Replier>(std::move(out));
   apps_->removeApp(app->name, [shared, name = app->name](const Status& stopped) {

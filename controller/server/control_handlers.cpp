@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/quoted.h"
+#include "controller/apps/app_binding.h"
 #include "controller/child_process.h"
 #include "controller/instances/instance_config.h"
 #include "controller/metrics/metrics_report.h"
@@ -73,7 +74,7 @@ ControlHandlers::ControlHandlers(state::StateStore& store, InstanceRuntime& runt
       pool_runtime_(pools),
       app_runtime_(apps),
       pools_(store, runtime, pools),
-      apps_(store, apps) {}
+      apps_(store, runtime, apps) {}
 
 Status ControlHandlers::registerOn(ipc::Endpoint& endpoint) {
   SCALWS_RETURN_IF_ERROR(ipc::registerHandlers<ControlHandlers>(endpoint, *this, kHandlers));
@@ -260,6 +261,27 @@ void ControlHandlers::addPoolBindings(const state::InstanceRecord& record, Json&
   }
   out["unbound_pools"] = unbound;
   std::optional<std::vector<ipc::PhpPoolGrant>> running = runtime_.runningPools(record.name);
+  if (running && *running != grants) out["reload_pending"] = true;
+  addAppBindings(record, stored.ok() ? &*stored : nullptr, out);
+}
+
+void ControlHandlers::addAppBindings(const state::InstanceRecord& record,
+                                     const common::config::SiteConfig* stored, Json& out) {
+  Result<std::vector<state::AppRecord>> apps = store_.listApps();
+  if (!apps.ok() || app_runtime_ == nullptr) return;
+  AppRuntime* runtime = app_runtime_;
+  std::vector<ipc::AppGrant> grants = appGrantsFor(
+      record.name, *apps, [runtime](const AppSpec& spec) { return runtime->socketsOf(spec); });
+  Json unbound = Json::array();
+  if (stored != nullptr) {
+    for (const std::string& name : appRouteNames(*stored)) {
+      bool bound = false;
+      for (const ipc::AppGrant& g : grants) bound = bound || g.name == name;
+      if (!bound) unbound.push_back(name);
+    }
+  }
+  out["unbound_apps"] = unbound;
+  std::optional<std::vector<ipc::AppGrant>> running = runtime_.runningApps(record.name);
   if (running && *running != grants) out["reload_pending"] = true;
 }
 

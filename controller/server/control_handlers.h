@@ -18,7 +18,8 @@
 //                     assigned as], upstreams: UPSTREAMS of metrics_report.h (when
 //                     metrics are collected), caches:[{name, entries, memory_bytes,
 //                     disk_bytes}] (as a worker last said), apps:[{name, as, state}]
-//                     (the apps assigned to it), events:[EVENT]}
+//                     (the apps assigned to it), unbound_apps:[names its app routes use
+//                     that no app is assigned as], events:[EVENT]}
 //   instance.logs     {name, limit?:N (default 50)} -> {events:[EVENT]}
 //   instance.metrics  {name, since_ms?:N (default 5 min, at most 31 days)} -> see
 //                     metrics_report.h
@@ -138,6 +139,10 @@ class ControlHandlers {
   ipc::Json summary(const state::InstanceRecord& record) const;
   // php_pools, unbound_pools and whether the running pools differ from the stored ones.
   void addPoolBindings(const state::InstanceRecord& record, ipc::Json& out);
+  // unbound_apps (names its stored config's app routes use that no app is assigned as),
+  // and reload_pending when the running apps differ from the assigned ones.
+  void addAppBindings(const state::InstanceRecord& record, const common::config::SiteConfig* stored,
+                      ipc::Json& out);
   // SUMMARY of `name` as stored now.
   Reply summaryOf(const std::string& name);
 

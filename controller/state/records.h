@@ -109,13 +109,14 @@ struct WorkerRecord {
   friend bool operator==(const WorkerRecord&, const WorkerRecord&) = default;
 };
 
-// What an instance's workers were last told: the config text, its path and the PHP pools
-// (the body of a `reload`).
+// What an instance's workers were last told: the config text, its path, the PHP pools and
+// the apps (the body of a `reload`).
 struct LaunchRecord {
   std::string config;
   std::string config_path;
   std::vector<ipc::PhpPoolGrant> php_pools;
   int64_t updated_ms = 0;
+  std::vector<ipc::AppGrant> apps;
 
   friend bool operator==(const LaunchRecord&, const LaunchRecord&) = default;
 };

@@ -178,6 +178,11 @@ CREATE TABLE apps (
 ) STRICT;
 )sql";
 
+// Migration 10: the apps the workers were told (ipc/app_grants.h), beside their pools.
+constexpr std::string_view kLaunchAppsSchema = R"sql(
+ALTER TABLE launches ADD COLUMN apps TEXT NOT NULL DEFAULT '[]';
+)sql";
+
 }  // namespace
 
 std::span<const Migration> allMigrations() {
@@ -192,6 +197,7 @@ std::span<const Migration> allMigrations() {
       {8, "metrics: HTTP/3 requests and QUIC handshakes, retries, migrations, losses",
        http3MetricsSchema()},
       {9, "apps: Node.js and Python apps the controller runs", kAppsSchema},
+      {10, "launches.apps: the apps an instance's workers were told", kLaunchAppsSchema},
   };
   return kMigrations;
 }

@@ -1,6 +1,6 @@
 // StateDisk: is there room left on the filesystem of the state directory?
 //
-// state.db lives there, and so do the managed pools' logs (bounded: pool_log.h). When that
+// state.db lives there, and so do the managed pools' logs (bounded: fifo_log.h). When that
 // filesystem fills up (something else on it, or a cap set too high) SQLite refuses every
 // commit with SQLITE_FULL and rolls it back: the state on disk stays whole and every change
 // an operator asks for fails with "database or disk is full (No space left on device)"

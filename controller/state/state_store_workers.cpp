@@ -71,19 +71,20 @@ Status StateStore::saveLaunch(const std::string& instance, const LaunchRecord& l
   if (!txn.ok()) return txn.status();
   SCALWS_RETURN_IF_ERROR(requireInstance(instance));
   Result<Statement> stmt = db_.prepare(
-      "INSERT OR REPLACE INTO launches (instance, config, config_path, php_pools, updated_ms) "
-      "VALUES (?1, ?2, ?3, ?4, ?5)");
+      "INSERT OR REPLACE INTO launches (instance, config, config_path, php_pools, updated_ms, "
+      "apps) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   if (!stmt.ok()) return stmt.status();
   std::string pools = ipc::phpPoolGrantsJson(launch.php_pools).dump();
+  std::string apps = ipc::appGrantsJson(launch.apps).dump();
   SCALWS_RETURN_IF_ERROR(
-      stmt->bindAll(instance, launch.config, launch.config_path, pools, clock_()));
+      stmt->bindAll(instance, launch.config, launch.config_path, pools, clock_(), apps));
   SCALWS_RETURN_IF_ERROR(stmt->run());
   return txn->commit();
 }
 
 Result<std::optional<LaunchRecord>> StateStore::getLaunch(const std::string& instance) {
   Result<Statement> stmt = db_.prepare(
-      "SELECT config, config_path, php_pools, updated_ms FROM launches WHERE instance = ?1");
+      "SELECT config, config_path, php_pools, updated_ms, apps FROM launches WHERE instance = ?1");
   if (!stmt.ok()) return stmt.status();
   SCALWS_RETURN_IF_ERROR(stmt->bind(1, instance));
   Result<bool> row = stmt->step();
@@ -100,6 +101,13 @@ Result<std::optional<LaunchRecord>> StateStore::getLaunch(const std::string& ins
   }
   launch.php_pools = std::move(pools).value();
   launch.updated_ms = stmt->columnInt(3);
+  Result<std::vector<ipc::AppGrant>> apps = ipc::parseAppGrants(
+      ipc::Json{{"apps", ipc::Json::parse(stmt->columnText(4), nullptr, false)}});
+  if (!apps.ok()) {
+    return Status(common::StatusCode::kIoError,
+                  "launches row of " + instance + ": " + apps.status().message());
+  }
+  launch.apps = std::move(apps).value();
   return std::optional<LaunchRecord>(std::move(launch));
 }
 

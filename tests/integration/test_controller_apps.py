@@ -1,16 +1,18 @@
 """Apps under the controller, with the real controller, scalwsctl, scalwsd, Debian's nodejs
 (with node-ws), gunicorn and uvicorn, curl and python3-websockets: a Node.js app (two
 processes, a socket each) and a Python WSGI app (gunicorn, two workers) are added, run as
-their own users in their sandbox and serve an instance's proxy routes over HTTP/1.1 and
-h2c, a streamed response and a WebSocket included; only the assigned instance's user can
-reach their sockets; a killed process is restarted and serves again, a crash loop ends
-`failed` with the reason, a controller that leaves them serving is followed by one that
-adopts them; the sandbox refuses a read of another tenant's directory, a write outside
---writable, a connect to an undeclared port and ptrace; refusals exit 1, usage errors 2."""
+their own users in their sandbox and serve an instance's app routes (`app = { name }`,
+under the names they are assigned as) over HTTP/1.1 and h2c, a streamed response and a
+WebSocket included, and a proxy route to their sockets too; only the assigned instance's
+user can reach their sockets; `app show` states what /proc says of each process; `app
+restart` starts new processes that serve; app.log rotates without losing a line; a killed
+process is restarted and serves again, a crash loop ends `failed` with the reason, a
+controller that leaves them serving is followed by one that adopts them; the sandbox
+refuses a read of another tenant's directory, a write outside --writable, a connect to an
+undeclared port and ptrace; refusals exit 1, usage errors 2."""
 import asyncio
 import json
 import os
-import pwd
 import shutil
 import signal
 import socket
@@ -20,160 +22,12 @@ import threading
 
 import websockets
 
-from controller_harness import (Controller, alive, file_digest, http_get, unique_name,
-                                wait_until)
+from app_support import (NODE_USER, PY_USER, AppDirs, add_asgi, add_node, add_wsgi, app_site,
+                         can_connect_as, curl, pids, socket_get, uid, upstream_list)
+from controller_harness import Controller, alive, file_digest, unique_name, wait_until
 from harness import free_port
 
-NODE_USER = "nobody"
-PY_USER = "www-data"
-
-NODE_SERVER = r"""
-const http = require('http');
-const { WebSocketServer } = require('ws');
-const server = http.createServer((req, res) => {
-  if (req.url.endsWith('/stream')) {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    let i = 0;
-    const t = setInterval(() => {
-      res.write('chunk ' + i + '\n');
-      if (++i === 5) { clearInterval(t); res.end(); }
-    }, 50);
-    return;
-  }
-  res.end('node ' + process.getuid() + ' ' + req.url + '\n');
-});
-new WebSocketServer({ server }).on('connection', (ws) => {
-  ws.on('message', (data, binary) => ws.send(binary ? data : 'echo ' + data.toString()));
-});
-server.listen(process.env.PORT);
-"""
-
-# Listens, answers once, then exits: a crash loop once the controller sees it up.
-NODE_CRASHER = r"""
-require('http').createServer((q, s) => s.end('x')).listen(process.env.PORT,
-    () => setTimeout(() => process.exit(7), 300));
-"""
-
-WSGI_APP = r"""
-import ctypes, errno, os, socket
-
-def probe(what, arg):
-    try:
-        if what == "read":
-            with open(arg) as f:
-                return "ok " + f.read().strip()
-        if what == "write":
-            with open(arg, "w") as f:
-                f.write("x")
-            return "ok"
-        if what == "connect":
-            socket.create_connection(("127.0.0.1", int(arg)), timeout=2).close()
-            return "ok"
-        if what == "ptrace":
-            libc = ctypes.CDLL(None, use_errno=True)
-            # PTRACE_TRACEME: allowed to any process but for the deny-list (an attach to
-            # another user's process would fail on permissions alone).
-            if libc.ptrace(0, 0, 0, 0) != 0:
-                return errno.errorcode[ctypes.get_errno()]
-            return "ok"
-    except OSError as e:
-        return errno.errorcode.get(e.errno, str(e))
-    return "?"
-
-def application(environ, start_response):
-    path = environ["PATH_INFO"]
-    if "/probe/" in path:
-        what, _, arg = path.split("/probe/", 1)[1].partition("/")
-        body = probe(what, "/" + arg if what in ("read", "write") else arg).encode()
-    else:
-        body = b"wsgi %d %s" % (os.getuid(), path.encode())
-    start_response("200 OK", [("Content-Type", "text/plain")])
-    return [body + b"\n"]
-"""
-
-
-class AppDirs:
-    """The --app-dir (its parent traversable, as /run is) and the apps' own code."""
-
-    def __init__(self):
-        self.base = tempfile.mkdtemp(prefix="scalws-apps-")
-        os.chmod(self.base, 0o711)
-        self.sockets = os.path.join(self.base, "run")
-        self.node = self.code_dir("node", {"server.js": NODE_SERVER, "crash.js": NODE_CRASHER})
-        self.py = self.code_dir("py", {"app.py": WSGI_APP, "secret.txt": "py-secret\n"})
-        self.data = os.path.join(self.base, "data")  # the Python app's --writable
-        os.mkdir(self.data)
-        os.chown(self.data, pwd.getpwnam(PY_USER).pw_uid, -1)
-
-    def code_dir(self, name, files):
-        path = os.path.join(self.base, name)
-        os.mkdir(path)
-        os.chmod(path, 0o755)
-        for file, text in files.items():
-            with open(os.path.join(path, file), "w") as f:
-                f.write(text)
-            os.chmod(os.path.join(path, file), 0o644)  # readable by everyone: Landlock decides
-        return path
-
-    def args(self):
-        return ["--app-dir", self.sockets]
-
-    def remove(self):
-        shutil.rmtree(self.base, ignore_errors=True)
-
-
-def add_node(c, dirs, name="web", processes=2, entry="server.js"):
-    c.ctl("app", "add", name, "--runtime", "node", "--entry", os.path.join(dirs.node, entry),
-          "--processes", str(processes), "--user", NODE_USER,
-          "--env", "NODE_PATH=/usr/share/nodejs")
-    return c.ctl_json("app", "show", name)
-
-
-def add_wsgi(c, dirs, name="py", extra=()):
-    c.ctl("app", "add", name, "--runtime", "python", "--wsgi", "app:application", "--dir",
-          dirs.py, "--processes", "2", "--user", PY_USER, "--writable", dirs.data, *extra)
-    return c.ctl_json("app", "show", name)
-
-
-def site(port, web, py):
-    def upstream(app):
-        return ", ".join('"%s"' % s for s in app["upstream"])
-    return ('[[listen]]\naddress = "127.0.0.1:%d"\nhttp2 = true\n'
-            '[[route]]\nmatch = { prefix = "/py/" }\nproxy = { upstream = "py" }\n'
-            '[[route]]\nproxy = { upstream = "web" }\n'
-            '[upstream.web]\nservers = [%s]\n[upstream.py]\nservers = [%s]\n'
-            % (port, upstream(web), upstream(py)))
-
-
-def curl(port, path, *extra):
-    p = subprocess.run(["curl", "-sS", "--max-time", "10", *extra,
-                        "http://127.0.0.1:%d%s" % (port, path)],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert p.returncode == 0, p.stderr
-    return p.stdout.decode()
-
-
-def can_connect_as(user, path):
-    account = pwd.getpwnam(user)
-    code = ("import socket, sys\n"
-            "s = socket.socket(socket.AF_UNIX)\n"
-            "try:\n    s.connect(sys.argv[1])\nexcept PermissionError:\n    sys.exit(13)\n")
-    p = subprocess.run(["setpriv", "--reuid=%d" % account.pw_uid, "--regid=%d" % account.pw_gid,
-                        "--clear-groups", "/usr/bin/python3", "-c", code, path],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    assert p.returncode in (0, 13), p.stdout
-    return p.returncode == 0
-
-
-def pids(c, name):
-    return [p["pid"] for p in c.ctl_json("app", "show", name)["status"]["processes"]]
-
-
-def uid(user):
-    return pwd.getpwnam(user).pw_uid
-
-
-def test_node_and_wsgi_apps_serve_an_instance_through_proxy_routes():
+def test_node_and_wsgi_apps_serve_an_instance_through_app_routes():
     dirs = AppDirs()
     port = free_port()
     name = unique_name("apps")
@@ -187,21 +41,36 @@ def test_node_and_wsgi_apps_serve_an_instance_through_proxy_routes():
                 with open("/proc/%d/status" % p["pid"]) as f:
                     status = f.read()
                 assert "NoNewPrivs:\t1" in status and "Seccomp:\t2" in status, status
-            c.add(name, site(port, web, py))
-            # Not assigned yet: the instance's user cannot reach the sockets.
+            # The routes name the apps as assigned ("front", "shop"), not as added; a proxy
+            # route to the node app's sockets reaches the same processes.
+            c.add(name, app_site(port, ("/py/", "shop")) +
+                  '[[route]]\nmatch = { prefix = "/via-proxy/" }\nproxy = { upstream = "web" }\n'
+                  '[[route]]\napp = { name = "front" }\n'
+                  "[upstream.web]\nservers = [%s]\n" % upstream_list(web))
+            # Not assigned yet: the instance's user cannot reach the sockets, and the
+            # instance does not start, naming the command that fixes it.
             user = c.show(name)["user"]
             assert not can_connect_as(user, web["sockets"][0])
-            c.ctl("app", "assign", "web", name)
-            c.ctl("app", "assign", "py", name)
+            p = c.ctl("instance", "start", name, check=False)
+            assert p.returncode == 1 and "scalwsctl app assign APP %s --as front" % name in \
+                p.stderr, p.stderr
+            assert sorted(c.show(name)["unbound_apps"]) == ["front", "shop"]
+            c.ctl("app", "assign", "web", name, "--as", "front")
+            c.ctl("app", "assign", "py", name, "--as", "shop")
             assert can_connect_as(user, web["sockets"][0])
             assert can_connect_as(user, py["sockets"][0])
             assert not can_connect_as(PY_USER, web["sockets"][0])  # another tenant
             # instance show (and with it the dashboard) lists the apps assigned to it.
-            assert sorted((a["name"], a["state"]) for a in c.show(name)["apps"]) == \
-                [("py", "running"), ("web", "running")]
+            assert sorted((a["name"], a["as"], a["state"]) for a in c.show(name)["apps"]) == \
+                [("py", "shop", "running"), ("web", "front", "running")]
+            assert c.show(name)["unbound_apps"] == []
             c.ctl("instance", "start", name)
 
             assert curl(port, "/hello") == "node %d /hello\n" % uid(NODE_USER)
+            assert curl(port, "/via-proxy/x") == "node %d /via-proxy/x\n" % uid(NODE_USER)
+            # Both node processes serve the route: its upstream has a server per socket.
+            served = {int(curl(port, "/pid")) for _ in range(6)}
+            assert served == set(pids(c, "web")), served
             assert curl(port, "/hello", "--http2-prior-knowledge") == \
                 "node %d /hello\n" % uid(NODE_USER)
             assert curl(port, "/py/x") == "wsgi %d /py/x\n" % uid(PY_USER)
@@ -363,7 +232,7 @@ def test_app_usage_errors_exit_2_and_refusals_exit_1_changing_nothing():
                 (["app", "add", "x", "--runtime", "node", "--entry", dirs.node + "/server.js",
                   "--processes", "1", "--user", "root"], 1, "root"),
                 (["app", "add", "x", "--runtime", "node", "--entry", dirs.node + "/server.js",
-                  "--processes", "1", "--user", "nobody", "--memory", "64m"], 1, "cgroup"),
+                  "--processes", "1", "--user", "nobody", "--memory", "1m"], 1, "at least 4m"),
                 (["app", "add", "web", "--runtime", "node", "--entry", dirs.node + "/server.js",
                   "--processes", "1", "--user", "nobody"], 1, "already exists"),
                 (["app", "show", "nope"], 1, "no app named"),
@@ -377,24 +246,77 @@ def test_app_usage_errors_exit_2_and_refusals_exit_1_changing_nothing():
         dirs.remove()
 
 
-def test_an_asgi_app_runs_under_uvicorn():
+def test_an_asgi_app_runs_under_uvicorn_and_serves_an_app_route():
     dirs = AppDirs()
-    with open(os.path.join(dirs.py, "asgi.py"), "w") as f:
-        f.write("async def app(scope, receive, send):\n"
-                "    assert scope['type'] == 'http'\n"
-                "    await send({'type': 'http.response.start', 'status': 200,\n"
-                "                'headers': [(b'content-type', b'text/plain')]})\n"
-                "    await send({'type': 'http.response.body', 'body': b'asgi ok\\n'})\n")
-    os.chmod(os.path.join(dirs.py, "asgi.py"), 0o644)
+    port = free_port()
+    name = unique_name("asgi")
     try:
         with Controller(extra_args=dirs.args()) as c:
-            c.ctl("app", "add", "aio", "--runtime", "python", "--asgi", "asgi:app", "--dir",
-                  dirs.py, "--processes", "1", "--user", PY_USER)
-            shown = c.ctl_json("app", "show", "aio")
-            out = subprocess.run(["curl", "-sS", "--unix-socket", shown["sockets"][0],
-                                  "http://x/"], stdout=subprocess.PIPE).stdout
-            assert out == b"asgi ok\n"
+            shown = add_asgi(c, dirs)
+            assert socket_get(shown["sockets"][0], "/") == b"asgi ok /\n"
             assert shown["spec"]["runtime"] == "python-asgi"
             json.dumps(shown)
+            c.add(name, app_site(port, ("", "aio")))
+            c.ctl("app", "assign", "aio", name)
+            c.ctl("instance", "start", name)
+            assert curl(port, "/a/b") == "asgi ok /a/b\n"
+            assert curl(port, "/a/b", "--http2-prior-knowledge") == "asgi ok /a/b\n"
+            c.ctl("instance", "stop", name)
+    finally:
+        dirs.remove()
+
+
+def test_app_restart_starts_new_processes_that_serve_and_show_states_the_sandbox_in_proc():
+    dirs = AppDirs()
+    try:
+        with Controller(extra_args=dirs.args()) as c:
+            web = add_node(c, dirs)
+            before = pids(c, "web")
+            restarted = c.ctl_json("app", "restart", "web")
+            after = [p["pid"] for p in restarted["status"]["processes"]]
+            assert restarted["state"] == "running", restarted
+            assert all(p > 0 for p in after) and not set(after) & set(before), (before, after)
+            wait_until(lambda: not any(alive(p) for p in before), 15, what="the old processes")
+            for sock in web["sockets"]:
+                assert socket_get(sock, "/again") == b"node %d /again\n" % uid(NODE_USER)
+            # What the controller reads in /proc/PID/status, beside each process.
+            for p in restarted["status"]["processes"]:
+                checked = p["checked"]
+                assert checked["no_new_privs"] and checked["seccomp"] == "filter", checked
+                assert checked["uid"] == [uid(NODE_USER)] * 4, checked
+                assert checked["capabilities"] == "none", checked
+            shown = c.ctl("app", "show", "web").stdout
+            assert shown.count("  in /proc    user ") == 2, shown
+            assert ("user %s uid %d gid" % (NODE_USER, uid(NODE_USER))) in shown, shown
+            assert "no_new_privs yes, seccomp filter, capabilities none" in shown, shown
+    finally:
+        dirs.remove()
+
+
+def test_app_log_rotates_by_rename_at_its_cap_and_loses_no_line():
+    dirs = AppDirs()
+    try:
+        with Controller(extra_args=dirs.args() + ["--app-log-size", "64K"]) as c:
+            web = add_node(c, dirs, processes=1)
+            log = web["status"]["log_path"]
+            # 1500 lines of 61 bytes: about 1.4 times the cap, so exactly one rotation.
+            assert socket_get(web["sockets"][0], "/log/1500") == b"logged\n"
+            expected = ["line %d %s" % (i, "x" * 50) for i in range(1500)]
+
+            def lines():
+                out = []
+                for path in (log + ".1", log):
+                    if os.path.exists(path):
+                        with open(path) as f:
+                            out += [ln for ln in f.read().splitlines() if ln.startswith("line ")]
+                return out
+            wait_until(lambda: len(lines()) >= 1500, 10, what="the lines to reach the log")
+            assert lines() == expected
+            assert os.path.getsize(log + ".1") <= 64 * 1024
+            assert os.path.getsize(log) <= 64 * 1024
+            # The FIFO is the app's stdout; the controller alone writes the file.
+            assert os.path.exists(os.path.join(os.path.dirname(log), "app.pipe"))
+            tail = c.ctl_json("app", "logs", "web", "--limit", "3")["lines"]
+            assert tail == expected[-3:], tail
     finally:
         dirs.remove()

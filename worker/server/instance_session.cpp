@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "ipc/peer_credentials.h"
 #include "ipc/uv_handle.h"
+#include "worker/server/instance_apps.h"
 #include "worker/server/instance_pools.h"
 #include "worker/server/site_runtime.h"
 #include "worker/tls/ticket_keys.h"
@@ -68,10 +69,12 @@ Result<common::config::SiteConfig> loadInstanceSite(const ipc::WorkerSettings& s
   common::config::LoadOptions options;
   options.allow_server_table = false;  // mode, CPUs and user are the controller's
   options.php_pools_from_controller = true;
+  options.apps_from_controller = true;
   Result<common::config::SiteConfig> site =
       common::config::loadSiteConfigString(settings.config, settings.config_path, options);
   if (!site.ok()) return site.status();
   SCALWS_RETURN_IF_ERROR(applyPhpPoolGrants(*site, settings.php_pools));
+  SCALWS_RETURN_IF_ERROR(applyAppGrants(*site, settings.apps));
   common::config::ServerConfig server;
   server.workers = settings.loops;
   server.mode = settings.mode;
@@ -356,6 +359,7 @@ void InstanceSession::onReload(ipc::Incoming& request, ipc::Replier replier) {
   next.config = std::move(reload->config);
   next.config_path = std::move(reload->config_path);
   next.php_pools = std::move(reload->php_pools);
+  next.apps = std::move(reload->apps);
   auto snapshot = buildInstanceSnapshot(next, plan_.caches.get());
   if (!snapshot.ok()) return replier.fail(snapshot.status());
   for (const common::config::CacheConfig& c : (*snapshot)->site().caches) {

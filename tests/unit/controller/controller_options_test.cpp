@@ -41,6 +41,19 @@ TEST(ControllerOptionsTest, PoolLogSize) {
   }
 }
 
+TEST(ControllerOptionsTest, AppLogSize) {
+  EXPECT_EQ(parseControllerArgs({})->app_log_size, 16u * 1024 * 1024);
+  auto o = parseControllerArgs({"--app-log-size", "64K"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->app_log_size, 64u * 1024);
+  EXPECT_EQ(o->pool_log_size, 4u * 1024 * 1024);
+  for (const char* bad : {"63K", "x", ""}) {
+    EXPECT_EQ(parseControllerArgs({"--app-log-size", bad}).status().code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
 TEST(ControllerOptionsTest, EveryFlag) {
   auto o =
       parseControllerArgs({"--state-dir", "/s", "--socket", "/r/c.sock", "--reserve-cpus", "0,2-3",

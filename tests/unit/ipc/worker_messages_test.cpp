@@ -210,7 +210,7 @@ TEST(WorkerMessagesTest, ReadyOkOrNot) {
 }
 
 TEST(WorkerMessagesTest, ReloadAndMetrics) {
-  ReloadArgs r{"x = 1", "/etc/scalws/web.toml", {{"main", "tcp:127.0.0.1:9000", 0, 0}}};
+  ReloadArgs r{"x = 1", "/etc/scalws/web.toml", {{"main", "tcp:127.0.0.1:9000", 0, 0}}, {}};
   auto back = ReloadArgs::decode(wire(r.encode()));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->php_pools, r.php_pools);

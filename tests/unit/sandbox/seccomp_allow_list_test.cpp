@@ -42,7 +42,7 @@ TEST(SeccompAllowListTest, NothingForbiddenIsAllowed) {
       EXPECT_NE(std::string(entry.name), forbidden) << forbidden << " is in the allow-list";
     }
   }
-  // The forbidden list itself names the minimum.
+  // The forbidden list itself names what no worker may ever do.
   std::vector<std::string> never(seccompNeverAllowed().begin(), seccompNeverAllowed().end());
   for (const char* required :
        {"execve", "execveat", "fork", "vfork", "ptrace", "mount", "bpf", "keyctl",

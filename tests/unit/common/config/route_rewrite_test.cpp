@@ -70,7 +70,7 @@ TEST(RouteRewrite, CapturesMustExist) {
 TEST(RouteRewrite, NoActionMentionsRewrite) {
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefix = \"/\" }\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "cache_purge, redirect, or a rewrite)");
+            "app, cache_purge, redirect, or a rewrite)");
 }
 
 TEST(RouteRedirect, StatusAndTemplate) {

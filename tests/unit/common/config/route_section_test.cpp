@@ -29,7 +29,7 @@ TEST(RouteSection, RoutesKeepFileOrder) {
 TEST(RouteSection, NeedsAnAction) {
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefix = \"/\" }\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "cache_purge, redirect, or a rewrite)");
+            "app, cache_purge, redirect, or a rewrite)");
 }
 
 TEST(RouteSection, TakesExactlyOneAction) {
@@ -39,14 +39,14 @@ TEST(RouteSection, TakesExactlyOneAction) {
 }
 
 TEST(RouteSection, UnknownActionsAreUnknownKeys) {
-  EXPECT_EQ(snippetErrors("[[route]]\napp = { name = \"api\" }\n"),
+  EXPECT_EQ(snippetErrors("[[route]]\nforward = { name = \"api\" }\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "cache_purge, redirect, or a rewrite)\n"
-            "t.toml:2:1: route: unknown key \"app\" (expected one of: match, respond, static, "
-            "status, php, proxy, cache_purge, redirect, rewrite, policy, auth)");
+            "app, cache_purge, redirect, or a rewrite)\n"
+            "t.toml:2:1: route: unknown key \"forward\" (expected one of: match, respond, static, "
+            "status, php, proxy, app, cache_purge, redirect, rewrite, policy, auth)");
   EXPECT_EQ(snippetErrors("[[route]]\nrespnd = {}\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "cache_purge, redirect, or a rewrite)\n"
+            "app, cache_purge, redirect, or a rewrite)\n"
             "t.toml:2:1: route: unknown key \"respnd\" (did you mean \"respond\"?)");
 }
 

@@ -237,14 +237,14 @@ TEST_F(WorkerProcessTest, NotReadyInTimeIsKilled) {
 TEST_F(WorkerProcessTest, ReloadUpdatesWhatItRunsOnlyWhenTaken) {
   handshake();
   std::optional<Status> done;
-  process_->reload(ipc::ReloadArgs{"x = 1", "/etc/scalws/web.toml", {}},
+  process_->reload(ipc::ReloadArgs{"x = 1", "/etc/scalws/web.toml", {}, {}},
                    [&](const Status& s) { done = s; });
   ASSERT_TRUE(loop_.runUntil([&] { return done.has_value(); }));
   EXPECT_TRUE(done->ok());
   EXPECT_EQ(process_->launched().config, "x = 1");
   refuse_ = "reload";
   done.reset();
-  process_->reload(ipc::ReloadArgs{"y = 2", "/etc/scalws/web.toml", {}},
+  process_->reload(ipc::ReloadArgs{"y = 2", "/etc/scalws/web.toml", {}, {}},
                    [&](const Status& s) { done = s; });
   ASSERT_TRUE(loop_.runUntil([&] { return done.has_value(); }));
   EXPECT_FALSE(done->ok());

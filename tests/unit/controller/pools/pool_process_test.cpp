@@ -166,7 +166,7 @@ TEST_F(PoolProcessTest, AFirstStartThatFailsSaysWhyAndLeavesNothing) {
 
 TEST_F(PoolProcessTest, WhatTheMasterWritesGoesToACappedRotatedLog) {
   writeFile(dir_.file("spam"), "");
-  log_cap_ = kMinPoolLogCap;
+  log_cap_ = kMinLogCap;
   auto p = make();
   ASSERT_TRUE(await([&](PoolProcess::Done d) { p->startOnce(std::move(d)); }).ok());
   struct stat st;
@@ -176,9 +176,9 @@ TEST_F(PoolProcessTest, WhatTheMasterWritesGoesToACappedRotatedLog) {
                readFile(paths_.log).find("00000000002999\n") != std::string::npos;
       },
       std::chrono::seconds(10)));
-  EXPECT_LE(st.st_size, static_cast<off_t>(kMinPoolLogCap));
+  EXPECT_LE(st.st_size, static_cast<off_t>(kMinLogCap));
   ASSERT_EQ(::stat((paths_.log + ".1").c_str(), &st), 0);
-  EXPECT_LE(st.st_size, static_cast<off_t>(kMinPoolLogCap));
+  EXPECT_LE(st.st_size, static_cast<off_t>(kMinLogCap));
   EXPECT_EQ(::stat((paths_.log + ".2").c_str(), &st), -1);
   ASSERT_EQ(::lstat(paths_.pipe.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));

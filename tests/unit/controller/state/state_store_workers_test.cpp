@@ -94,7 +94,7 @@ TEST_F(WorkersStoreTest, DatabaseAtVersionTwoGainsTheTable) {
 namespace scalws::controller::state {
 namespace {
 
-// Migration 5: what the workers were told, and each worker's digest of it.
+// Migrations 5 and 10: what the workers were told, and each worker's digest of it.
 TEST_F(WorkersStoreTest, LaunchesAndDigestsAreKeptAndGoWithTheInstance) {
   StateStore store = open();
   ASSERT_TRUE(store.addInstance(instance("web")).ok());
@@ -102,7 +102,11 @@ TEST_F(WorkersStoreTest, LaunchesAndDigestsAreKeptAndGoWithTheInstance) {
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
 
-  LaunchRecord launch{"x = 1", "/etc/scalws/web.toml", {{"main", "unix:/run/a.sock", 8, 4}}, 0};
+  LaunchRecord launch{"x = 1",
+                      "/etc/scalws/web.toml",
+                      {{"main", "unix:/run/a.sock", 8, 4}},
+                      0,
+                      {{"api", {"/run/scalws/apps/api/0.sock", "/run/scalws/apps/api/1.sock"}}}};
   ASSERT_TRUE(store.saveLaunch("web", launch).ok());
   launch.config = "x = 2";
   ASSERT_TRUE(store.saveLaunch("web", launch).ok());  // replaces
@@ -110,6 +114,7 @@ TEST_F(WorkersStoreTest, LaunchesAndDigestsAreKeptAndGoWithTheInstance) {
   ASSERT_TRUE(back.ok() && back->has_value()) << back.status().message();
   EXPECT_EQ((*back)->config, "x = 2");
   EXPECT_EQ((*back)->php_pools, launch.php_pools);
+  EXPECT_EQ((*back)->apps, launch.apps);  // migration 10
   EXPECT_EQ((*back)->updated_ms, kStartMs);
   EXPECT_EQ(store.saveLaunch("ghost", launch).code(), StatusCode::kNotFound);
 
@@ -127,7 +132,23 @@ TEST_F(WorkersStoreTest, LaunchesAndDigestsAreKeptAndGoWithTheInstance) {
 TEST_F(WorkersStoreTest, AnUnreadablePoolListIsAnError) {
   StateStore store = open();
   ASSERT_TRUE(store.addInstance(instance("web")).ok());
-  execOther("INSERT INTO launches VALUES ('web', 'x', '/x.toml', 'not json', 0)");
+  execOther(
+      "INSERT INTO launches (instance, config, config_path, php_pools, updated_ms) "
+      "VALUES ('web', 'x', '/x.toml', 'not json', 0)");
+  EXPECT_EQ(store.getLaunch("web").status().code(), StatusCode::kIoError);
+}
+
+TEST_F(WorkersStoreTest, AnUnreadableAppListIsAnErrorAndAnAbsentOneIsEmpty) {
+  StateStore store = open();
+  ASSERT_TRUE(store.addInstance(instance("web")).ok());
+  // A row written before migration 10 has the column's default: no apps.
+  execOther(
+      "INSERT INTO launches (instance, config, config_path, php_pools, updated_ms) "
+      "VALUES ('web', 'x', '/x.toml', '[]', 0)");
+  auto launch = store.getLaunch("web");
+  ASSERT_TRUE(launch.ok() && launch->has_value()) << launch.status().message();
+  EXPECT_TRUE((*launch)->apps.empty());
+  execOther("UPDATE launches SET apps = '[{\"name\": \"\"}]'");
   EXPECT_EQ(store.getLaunch("web").status().code(), StatusCode::kIoError);
 }
 

@@ -1,4 +1,4 @@
-#include "controller/pools/pool_log.h"
+#include "controller/fifo_log.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,15 +11,15 @@
 
 namespace scalws::controller {
 
-PoolLog::PoolLog(uv_loop_t* loop, std::string name, std::string pipe_path, std::string log_path,
+FifoLog::FifoLog(uv_loop_t* loop, std::string who, std::string pipe_path, std::string log_path,
                  uint64_t cap)
-    : name_(std::move(name)),
+    : who_(std::move(who)),
       pipe_path_(std::move(pipe_path)),
       log_path_(std::move(log_path)),
-      cap_(cap < kMinPoolLogCap ? kMinPoolLogCap : cap),
+      cap_(cap < kMinLogCap ? kMinLogCap : cap),
       watch_(loop) {}
 
-common::Status PoolLog::open() {
+common::Status FifoLog::open() {
   if (fd_) return common::okStatus();
   struct stat st;
   if (::lstat(pipe_path_.c_str(), &st) == 0 && !S_ISFIFO(st.st_mode)) {
@@ -28,25 +28,25 @@ common::Status PoolLog::open() {
   if (::mkfifo(pipe_path_.c_str(), 0600) != 0 && errno != EEXIST) {
     return common::errnoStatus(errno, "cannot make " + pipe_path_);
   }
-  // Read-write: never an end of file while no master holds it, and never a blocked open.
+  // Read-write: never an end of file while no child holds it, and never a blocked open.
   common::UniqueFd fd(::open(pipe_path_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
   if (!fd) return common::errnoStatus(errno, "cannot open " + pipe_path_);
   if (::fstat(fd.get(), &st) != 0 || !S_ISFIFO(st.st_mode)) {
     return common::Status(common::StatusCode::kFailedPrecondition, pipe_path_ + " is not a FIFO");
   }
-  // Room for a burst while the loop is busy elsewhere (php-fpm's writes block when it is
+  // Room for a burst while the loop is busy elsewhere (the child's writes block when it is
   // full); the kernel's default is 64 KiB. Best effort: the default works too.
   (void)::fcntl(fd.get(), F_SETPIPE_SZ, kPipeBytes);
   fd_ = std::move(fd);
   int rc = watch_.start(fd_.get(), [this] { onReadable(); });
   if (rc != 0) {
     fd_.reset();
-    return common::internalError("pool log " + pipe_path_ + ": " + uv_strerror(rc));
+    return common::internalError("log " + pipe_path_ + ": " + uv_strerror(rc));
   }
   return common::okStatus();
 }
 
-void PoolLog::close() {
+void FifoLog::close() {
   if (!fd_) return;
   onReadable();
   watch_.close();
@@ -54,7 +54,7 @@ void PoolLog::close() {
   file_.reset();
 }
 
-void PoolLog::onReadable() {
+void FifoLog::onReadable() {
   char buf[16384];
   while (fd_) {
     ssize_t n = ::read(fd_.get(), buf, sizeof(buf));
@@ -64,15 +64,15 @@ void PoolLog::onReadable() {
   }
 }
 
-bool PoolLog::ensureFile() {
+bool FifoLog::ensureFile() {
   if (file_) return true;
   file_ = common::UniqueFd(
       ::open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640));
   struct stat st;
   if (!file_ || ::fstat(file_.get(), &st) != 0) {
     if (!failing_) {
-      LOG_WARN("pool %s: cannot open %s: %s; its lines are dropped until that works again",
-               name_.c_str(), log_path_.c_str(), std::strerror(errno));
+      LOG_WARN("%s: cannot open %s: %s; its lines are dropped until that works again", who_.c_str(),
+               log_path_.c_str(), std::strerror(errno));
     }
     failing_ = true;
     file_.reset();
@@ -82,7 +82,7 @@ bool PoolLog::ensureFile() {
   return true;
 }
 
-void PoolLog::rotate() {
+void FifoLog::rotate() {
   file_.reset();
   // A rename needs no free space: rotation works on a full disk too.
   if (::rename(log_path_.c_str(), (log_path_ + ".1").c_str()) != 0) {
@@ -92,7 +92,7 @@ void PoolLog::rotate() {
   size_ = 0;
 }
 
-void PoolLog::append(std::string_view data) {
+void FifoLog::append(std::string_view data) {
   // More than a whole log at once: only its end is worth keeping (with room for the note).
   constexpr size_t kNoteRoom = 128;
   if (data.size() > cap_ - kNoteRoom) {
@@ -122,8 +122,8 @@ void PoolLog::append(std::string_view data) {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         if (!failing_) {
-          LOG_WARN("pool %s: cannot write %s: %s; its lines are dropped until that works again",
-                   name_.c_str(), log_path_.c_str(), std::strerror(errno));
+          LOG_WARN("%s: cannot write %s: %s; its lines are dropped until that works again",
+                   who_.c_str(), log_path_.c_str(), std::strerror(errno));
         }
         failing_ = true;
         return lose();
@@ -133,7 +133,7 @@ void PoolLog::append(std::string_view data) {
     }
   }
   if (failing_) {
-    LOG_INFO("pool %s: writing %s again (%llu byte(s) lost)", name_.c_str(), log_path_.c_str(),
+    LOG_INFO("%s: writing %s again (%llu byte(s) lost)", who_.c_str(), log_path_.c_str(),
              static_cast<unsigned long long>(dropped_));
   }
   failing_ = false;

@@ -1,6 +1,6 @@
-// PoolLog: php-fpm's log copied from its FIFO to a capped, rotated file; readFileTail.
+// FifoLog: a child's log copied from its FIFO to a capped, rotated file; readFileTail.
 // (A full disk is driven by tests/integration/test_controller_disk_full.py.)
-#include "controller/pools/pool_log.h"
+#include "controller/fifo_log.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -24,7 +24,7 @@ off_t sizeOf(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
 }
 
-class PoolLogTest : public ::testing::Test {
+class FifoLogTest : public ::testing::Test {
  protected:
   std::string pipe() { return dir_.file("php-fpm.pipe"); }
   std::string log() { return dir_.file("php-fpm.log"); }
@@ -32,8 +32,8 @@ class PoolLogTest : public ::testing::Test {
   ipc::testing::TestLoop loop_;
 };
 
-TEST_F(PoolLogTest, CopiesWhatIsWrittenToTheFifo) {
-  PoolLog pl(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+TEST_F(FifoLogTest, CopiesWhatIsWrittenToTheFifo) {
+  FifoLog pl(loop_.get(), "pool p", pipe(), log(), kMinLogCap);
   ASSERT_TRUE(pl.open().ok());
   struct stat st;
   ASSERT_EQ(::lstat(pipe().c_str(), &st), 0);
@@ -53,54 +53,54 @@ TEST_F(PoolLogTest, CopiesWhatIsWrittenToTheFifo) {
   EXPECT_TRUE(pl.isOpen());
   // Opened again (a new controller): the same FIFO, kept.
   pl.close();
-  PoolLog again(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+  FifoLog again(loop_.get(), "pool p", pipe(), log(), kMinLogCap);
   ASSERT_TRUE(again.open().ok());
   struct stat st2;
   ASSERT_EQ(::lstat(pipe().c_str(), &st2), 0);
   EXPECT_EQ(st.st_ino, st2.st_ino);
 }
 
-TEST_F(PoolLogTest, AFileInThePlaceOfTheFifoIsReplaced) {
+TEST_F(FifoLogTest, AFileInThePlaceOfTheFifoIsReplaced) {
   std::ofstream(pipe()) << "not a fifo";
-  PoolLog pl(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+  FifoLog pl(loop_.get(), "pool p", pipe(), log(), kMinLogCap);
   ASSERT_TRUE(pl.open().ok());
   struct stat st;
   ASSERT_EQ(::lstat(pipe().c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
-TEST_F(PoolLogTest, RotatesAtTheCapAndNeverTakesMoreThanTwice) {
-  PoolLog pl(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+TEST_F(FifoLogTest, RotatesAtTheCapAndNeverTakesMoreThanTwice) {
+  FifoLog pl(loop_.get(), "pool p", pipe(), log(), kMinLogCap);
   std::string line(99, 'x');
   line += '\n';
   for (int i = 0; i < 3000; ++i) pl.append(line);  // 300 KB into a 64 KiB cap
-  EXPECT_LE(sizeOf(log()), static_cast<off_t>(kMinPoolLogCap));
-  EXPECT_LE(sizeOf(log() + ".1"), static_cast<off_t>(kMinPoolLogCap));
-  EXPECT_GT(sizeOf(log() + ".1"), static_cast<off_t>(kMinPoolLogCap) - 100);
+  EXPECT_LE(sizeOf(log()), static_cast<off_t>(kMinLogCap));
+  EXPECT_LE(sizeOf(log() + ".1"), static_cast<off_t>(kMinLogCap));
+  EXPECT_GT(sizeOf(log() + ".1"), static_cast<off_t>(kMinLogCap) - 100);
   EXPECT_FALSE(std::ifstream(log() + ".2").good());
   EXPECT_EQ(readFile(log()).size() % 100, 0u);  // whole lines: rotated between writes
   // One write bigger than the cap keeps its end only.
-  std::string huge(3 * kMinPoolLogCap, 'y');
+  std::string huge(3 * kMinLogCap, 'y');
   huge.back() = 'z';
   pl.append(huge);
-  EXPECT_LE(sizeOf(log()), static_cast<off_t>(kMinPoolLogCap));
+  EXPECT_LE(sizeOf(log()), static_cast<off_t>(kMinLogCap));
   EXPECT_EQ(readFile(log()).back(), 'z');
   EXPECT_GT(pl.droppedBytes(), 0u);
 }
 
-TEST_F(PoolLogTest, ACapBelowTheMinimumIsRaisedToIt) {
-  PoolLog pl(loop_.get(), "p", pipe(), log(), 10);
+TEST_F(FifoLogTest, ACapBelowTheMinimumIsRaisedToIt) {
+  FifoLog pl(loop_.get(), "pool p", pipe(), log(), 10);
   pl.append(std::string(1000, 'a'));
   EXPECT_EQ(sizeOf(log()), 1000);
   EXPECT_FALSE(std::ifstream(log() + ".1").good());
 }
 
-TEST_F(PoolLogTest, AppendsToALogLeftBeforeAndCountsItsSize) {
-  std::ofstream(log()) << std::string(kMinPoolLogCap - 10, 'o');
-  PoolLog pl(loop_.get(), "p", pipe(), log(), kMinPoolLogCap);
+TEST_F(FifoLogTest, AppendsToALogLeftBeforeAndCountsItsSize) {
+  std::ofstream(log()) << std::string(kMinLogCap - 10, 'o');
+  FifoLog pl(loop_.get(), "pool p", pipe(), log(), kMinLogCap);
   pl.append("twenty bytes of text");
   EXPECT_EQ(readFile(log()), "twenty bytes of text");
-  EXPECT_EQ(sizeOf(log() + ".1"), static_cast<off_t>(kMinPoolLogCap - 10));
+  EXPECT_EQ(sizeOf(log() + ".1"), static_cast<off_t>(kMinLogCap - 10));
 }
 
 TEST(ReadFileTail, ReadsOnlyTheEndFromALineStart) {
