@@ -9,6 +9,7 @@ pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 # Compression on the fly: gzip, brotli and zstd.
 pkg_check_modules(COMPRESSION REQUIRED IMPORTED_TARGET zlib libbrotlienc libzstd)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 find_package(nlohmann_json 3 REQUIRED)
 
 # toml++ is used header-only so it can be built without exceptions (errors are

@@ -366,10 +366,11 @@ Status Controller::startMetrics() {
 
 Status Controller::startDashboard() {
   if (options_.dashboard_listen.empty()) return common::okStatus();
-  std::optional<dashboard::Htpasswd> users;
+  std::optional<common::auth::Htpasswd> users;
   if (!options_.dashboard_auth.empty()) {
-    Result<dashboard::Htpasswd> loaded = dashboard::Htpasswd::load(options_.dashboard_auth);
-    if (!loaded.ok()) return loaded.status();
+    Result<common::auth::Htpasswd> loaded = common::auth::Htpasswd::load(options_.dashboard_auth);
+    if (!loaded.ok())
+      return common::invalidArgument("--dashboard-auth: " + loaded.status().message());
     users = std::move(loaded).value();
   }
   Result<std::unique_ptr<dashboard::Dashboard>> d = dashboard::Dashboard::open(

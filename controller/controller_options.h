@@ -22,7 +22,7 @@
 // (fifo_log.h), --app-log-size where an app's app.log does; --app-dir holds the apps'
 // sockets (app_manager.h). --dashboard-listen (off by default) serves the read-only dashboard at
 // http://ADDR/ (dashboard/dashboard.h); on an address other than a loopback one it needs
-// --dashboard-auth, an htpasswd-style file (dashboard/htpasswd.h), or the arguments are
+// --dashboard-auth, an htpasswd-style file (common/auth/htpasswd.h), or the arguments are
 // refused: the page names users, CPUs and paths that are nobody else's business. The
 // --front-* options shape the fronts of addresses instances share (controller/shared/):
 // the binary (default scalws-front next to the controller), the user they run as (made

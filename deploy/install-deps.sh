@@ -7,12 +7,12 @@ PACKAGES="
   build-essential cmake pkg-config git ca-certificates ccache
   clang clang-format libclang-rt-14-dev
   libuv1-dev libssl-dev node-llhttp libnghttp2-dev libseccomp-dev
-  libtomlplusplus-dev libsqlite3-dev nlohmann-json3-dev libsystemd-dev libcrypt-dev
+  libtomlplusplus-dev libsqlite3-dev nlohmann-json3-dev libsystemd-dev libcrypt-dev libpcre2-dev
   libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libnghttp3-dev
   zlib1g-dev libbrotli-dev libzstd-dev
   googletest libgtest-dev libgmock-dev
   php8.2-fpm php8.2-cli nginx-light h2o
-  curl nghttp2-client ngtcp2-client wrk openssl testssl.sh
+  curl nghttp2-client ngtcp2-client wrk openssl testssl.sh apache2-utils
   python3 python3-pytest python3-h2 python3-hyperframe python3-websockets
   python3-brotli python3-zstandard
   nodejs node-ws python3-gunicorn python3-uvicorn

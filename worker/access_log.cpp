@@ -76,7 +76,10 @@ void AccessLog::appendPeer(const Request& r) {
 void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes) {
   char num[24];
   appendPeer(r);
-  buffer_.append(" - - [");
+  buffer_.append(" - ");
+  // The user a route's auth let in (nginx's $remote_user).
+  appendEscaped(r.remote_user.empty() ? "-" : r.remote_user, false);
+  buffer_.append(" [");
   buffer_.append(time_local_);
   buffer_.append("] \"");
   if (r.method_name.empty()) {
@@ -145,6 +148,11 @@ void AccessLog::appendJson(const Request& r, uint16_t status, uint64_t bytes,
   buffer_.append("\",\"user_agent\":\"");
   appendEscaped(r.header("user-agent"), true);
   buffer_.push_back('"');
+  if (!r.remote_user.empty()) {
+    buffer_.append(",\"remote_user\":\"");
+    appendEscaped(r.remote_user, true);
+    buffer_.push_back('"');
+  }
   if (!r.upstream_address.empty()) {
     buffer_.append(",\"upstream\":\"");
     appendEscaped(r.upstream_address, true);

@@ -8,6 +8,7 @@
 #include "worker/handlers/cache/shared_cache.h"
 #include "worker/handlers/fastcgi/php_handler.h"
 #include "worker/handlers/proxy/proxy_handler.h"
+#include "worker/handlers/redirect_handler.h"
 #include "worker/handlers/respond_handler.h"
 #include "worker/handlers/static/static_handler.h"
 #include "worker/handlers/status_handler.h"
@@ -68,6 +69,10 @@ Result<std::unique_ptr<Handler>> makeHandler(
   if (const auto* respond = std::get_if<common::config::RespondAction>(&route.action)) {
     return std::unique_ptr<Handler>(new RespondHandler(*respond));
   }
+  if (const auto* redirect = std::get_if<common::config::RedirectAction>(&route.action)) {
+    return std::unique_ptr<Handler>(new RedirectHandler(*redirect));
+  }
+  if (route.rewrite) return std::unique_ptr<Handler>();  // routing goes on elsewhere
   if (std::holds_alternative<common::config::StatusAction>(route.action)) {
     return std::unique_ptr<Handler>(new StatusHandler());
   }
@@ -84,9 +89,9 @@ Result<std::unique_ptr<Handler>> makeHandler(
       return common::invalidArgument(route.where.toString() + ": no php_pool \"" + php->pool +
                                      "\"");
     }
-    auto handler =
-        fastcgi::PhpHandler::create(*php, *pool, route.policy.max_body.value_or(server.max_body),
-                                    server.server_header.empty() ? "scalws" : server.server_header);
+    auto handler = fastcgi::PhpHandler::create(
+        *php, *pool, route.policy.max_body.value_or(server.max_body),
+        server.server_header.empty() ? "scalws" : server.server_header, server.temp_dir);
     if (!handler.ok()) {
       return common::invalidArgument(route.where.toString() + ": " + handler.status().message());
     }
@@ -181,6 +186,17 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
     s->upstreams_.push_back(std::move(spec).value());
   }
   for (const RouteConfig& route : s->site_.routes) {
+    // Users files are read here: before the sandbox, and anew on every reload.
+    s->auth_.emplace_back();
+    if (route.auth) {
+      Result<std::unique_ptr<BasicAuth>> auth = BasicAuth::load(*route.auth);
+      if (auth.ok()) {
+        s->auth_.back() = std::move(auth).value();
+      } else {
+        if (!errors.empty()) errors += '\n';
+        errors += auth.status().message();
+      }
+    }
     Result<std::unique_ptr<Handler>> h =
         makeHandler(route, s->site_, s->server_, s->php_pools_, s->upstreams_, caches, own_caches);
     if (!h.ok()) {
@@ -190,7 +206,8 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
       s->actions_.push_back(common::metrics::Action::kOther);
       continue;
     }
-    s->actions_.push_back(common::metrics::actionFromName(h.value()->actionName()));
+    s->actions_.push_back(h.value() ? common::metrics::actionFromName(h.value()->actionName())
+                                    : common::metrics::Action::kOther);
     s->handlers_.push_back(std::move(h).value());
   }
   // Error page roots are opened here, before the sandbox.

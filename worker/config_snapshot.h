@@ -12,6 +12,7 @@
 #include "common/config/site_config.h"
 #include "common/metrics/metrics_snapshot.h"
 #include "common/status.h"
+#include "worker/auth/basic_auth.h"
 #include "worker/handlers/fastcgi/pool_spec.h"
 #include "worker/handlers/proxy/upstream_spec.h"
 #include "worker/http/handler.h"
@@ -47,7 +48,10 @@ class ConfigSnapshot {
   const common::config::RouteConfig& route(int index) const {
     return site_.routes[static_cast<size_t>(index)];
   }
+  // Null for a route with `rewrite`, which never runs a handler.
   Handler* handler(int route) const { return handlers_[static_cast<size_t>(route)].get(); }
+  // The route's auth with its users file as read at build; null when it has none.
+  const BasicAuth* auth(int route) const { return auth_[static_cast<size_t>(route)].get(); }
   // The handler's action for the counters, looked up once here instead of per request.
   common::metrics::Action action(int route) const { return actions_[static_cast<size_t>(route)]; }
   // The route's response rules (headers, errors, compress); null when it has none.
@@ -89,6 +93,7 @@ class ConfigSnapshot {
   std::vector<fastcgi::PoolSpec> php_pools_;  // complete before handlers point into it
   std::vector<std::shared_ptr<const proxy::UpstreamSpec>> upstreams_;
   std::vector<std::unique_ptr<Handler>> handlers_;
+  std::vector<std::unique_ptr<BasicAuth>> auth_;  // one per route
   std::vector<common::metrics::Action> actions_;  // one per route
   std::unique_ptr<ResponseRulesSet> response_;
   std::vector<const ResponseRules*> response_rules_;  // one per route, from response_

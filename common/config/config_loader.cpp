@@ -22,7 +22,7 @@ constexpr SectionParser kSectionParsers[] = {
     {"server", parseServerSection},    {"listen", parseListenSection},
     {"site", parseSiteSection},        {"route", parseRouteSection},
     {"php_pool", parsePhpPoolSection}, {"upstream", parseUpstreamSection},
-    {"cache", parseCacheSection},
+    {"cache", parseCacheSection},      {"real_ip", parseRealIpSection},
 };
 
 // The absolute directory of `source_name`: relative paths in the config are resolved

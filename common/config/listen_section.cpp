@@ -64,6 +64,7 @@ bool parseListen(const ConfigValue& value, ParseContext& ctx, ListenConfig& conf
   readServerNames(table, config.names,
                   config.tls ? "leave it out to use the certificates' names" : "leave it out");
   table.readBool("default", config.is_default);
+  table.readBool("proxy_protocol", config.proxy_protocol);
   table.finish();
   return ok;
 }

@@ -1,4 +1,5 @@
-// route.match: which requests a route takes (path exact/prefix/suffix, host, method).
+// route.match: which requests a route takes (path exact/prefix/suffix/regex, host, method,
+// scheme).
 #include <arpa/inet.h>
 
 #include "common/config/sections.h"
@@ -128,6 +129,25 @@ void readMethods(TableReader& table, MatchConfig& match) {
   match.methods = std::move(methods);
 }
 
+// Compiled here, so a bad pattern is refused with the file's position like any other
+// mistake; the snapshot shares the compiled code.
+void readRegex(TableReader& table, MatchConfig& match) {
+  std::string pattern;
+  if (!table.readString("regex", pattern)) return;
+  const ConfigValue& value = *table.get("regex");
+  if (pattern.empty()) {
+    table.error(value, "regex", "must not be empty (leave regex out to match any path)");
+    return;
+  }
+  Result<std::shared_ptr<const Regex>> regex = Regex::compile(pattern);
+  if (!regex.ok()) {
+    table.error(value, "regex", "invalid regular expression: " + regex.status().message());
+    return;
+  }
+  match.regex = std::move(regex).value();
+  match.regex_text = std::move(pattern);
+}
+
 }  // namespace
 
 void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseContext& ctx,
@@ -141,8 +161,12 @@ void parseRouteMatch(const ConfigValue& value, const std::string& path, ParseCon
       (table.get("prefix") != nullptr || table.get("suffix") != nullptr)) {
     table.tableError("exact cannot be combined with prefix or suffix (it already names one path)");
   }
+  readRegex(table, match);
   readHosts(table, match);
   readMethods(table, match);
+  table.readEnum<MatchConfig::Scheme>(
+      "scheme", {{"http", MatchConfig::Scheme::kHttp}, {"https", MatchConfig::Scheme::kHttps}},
+      match.scheme);
   table.finish();
 }
 

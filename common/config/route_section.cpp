@@ -1,4 +1,5 @@
-// [[route]]: match + exactly one action + policy, tried in file order by the router.
+// [[route]]: match + exactly one action + policy (+ auth), tried in file order by the
+// router; or match + rewrite, which hands the request back to routing with a new path.
 #include "common/config/sections.h"
 #include "common/config/table_reader.h"
 
@@ -13,6 +14,7 @@ constexpr ActionParser kActionParsers[] = {
     {"proxy", parseProxyAction},
     {"app", parseAppAction},
     {"cache_purge", parseCachePurgeAction},
+    {"redirect", parseRedirectAction},
 };
 
 std::string actionNames() {
@@ -30,6 +32,22 @@ std::string_view defaultErrorRoot(const RouteConfig& route, const SiteConfig& si
   if (const auto* files = std::get_if<StaticAction>(&route.action)) return files->root;
   if (const auto* php = std::get_if<PhpAction>(&route.action)) return php->root;
   return site.response.errors ? std::string_view(site.response.errors->root) : "";
+}
+
+std::string_view chosenKey(const ConfigEntry* chosen) {
+  return chosen == nullptr ? std::string_view() : std::string_view(chosen->key);
+}
+
+void readRewrite(TableReader& table, RouteConfig& route) {
+  std::string text;
+  if (!table.readString("rewrite", text)) return;
+  Result<UriTemplate> parsed = UriTemplate::parse(text, UriTemplate::Kind::kRewrite);
+  if (!parsed.ok()) {
+    table.error(*table.get("rewrite"), "rewrite", parsed.status().message());
+    return;
+  }
+  checkTemplateCaptures(*parsed, route.match, table, "rewrite");
+  route.rewrite = std::move(parsed).value();
 }
 
 void parseRoute(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
@@ -56,12 +74,36 @@ void parseRoute(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
     }
   }
   for (const ActionParser& action : kActionParsers) table.get(action.key);  // known keys
-  if (chosen == nullptr) table.tableError("no action (expected one of: " + actionNames() + ")");
+  const ConfigValue* rewrite = table.get("rewrite");
+  if (rewrite != nullptr) {
+    readRewrite(table, route);
+    // The route only turns the path into another; the route that path matches answers,
+    // with its own policy, auth and response rules.
+    for (const ConfigEntry& entry : value.entries) {
+      if (entry.key == "policy" || entry.key == "auth" || entry.key == "headers" ||
+          entry.key == "errors" || entry.key == "compress" || entry.key == chosenKey(chosen)) {
+        ctx.error(entry.where, "route: \"" + entry.key +
+                                   "\" cannot go with rewrite (routing starts again with the "
+                                   "new path: put it on the route that path matches)");
+      }
+    }
+  } else if (chosen == nullptr) {
+    table.tableError("no action (expected one of: " + actionNames() + ", or a rewrite)");
+  }
 
-  if (const ConfigValue* policy = table.get("policy")) {
+  if (const ConfigValue* policy = table.get("policy"); policy != nullptr && rewrite == nullptr) {
     parseRoutePolicy(*policy, table.keyPath("policy"), ctx, route.policy);
   }
-  parseResponseKeys(table, defaultErrorRoot(route, site), route.response);
+  if (rewrite == nullptr) {
+    parseResponseKeys(table, defaultErrorRoot(route, site), route.response);
+  } else {
+    for (const char* key : {"headers", "errors", "compress"}) table.get(key);  // refused above
+  }
+  if (const ConfigValue* auth = table.get("auth"); auth != nullptr && rewrite == nullptr) {
+    AuthConfig config;
+    parseRouteAuth(*auth, table.keyPath("auth"), ctx, config);
+    route.auth = std::move(config);
+  }
   table.finish();
   site.routes.push_back(std::move(route));
 }

@@ -35,6 +35,7 @@ void parseCacheSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& 
 // [site]: the response rules every route starts from. Parsed before the routes, which may
 // read its errors.root.
 void parseSiteSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
+void parseRealIpSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site);
 // After every section: each proxy.cache and cache_purge.cache names a [cache] that exists.
 void checkCacheReferences(ParseContext& ctx, const SiteConfig& site);
 // After every section: each php route names a [php_pool] that exists.
@@ -76,6 +77,8 @@ void parseCachePurgeAction(const ConfigValue& value, const std::string& path, Pa
                            RouteConfig& route);
 void parseProxyAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                       RouteConfig& route);
+void parseRedirectAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                         RouteConfig& route);
 // route.app: a ProxyAction with `app` set instead of `upstream`.
 void parseAppAction(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                     RouteConfig& route);
@@ -90,5 +93,11 @@ void parseRoutePolicy(const ConfigValue& value, const std::string& path, ParseCo
 // ("" when it must).
 void parseResponseKeys(TableReader& table, std::string_view default_error_root,
                        ResponseConfig& out);
+void parseRouteAuth(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                    AuthConfig& auth);
+class TableReader;
+// A template's $N must name a group of the route's regex (recorded at `key` of `table`).
+void checkTemplateCaptures(const UriTemplate& t, const MatchConfig& match, TableReader& table,
+                           std::string_view key);
 
 }  // namespace scalws::common::config

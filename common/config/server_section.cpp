@@ -126,6 +126,15 @@ void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
       {{"combined", AccessLogFormat::kCombined}, {"json", AccessLogFormat::kJson}},
       server.access_log_format);
   readLogPath(table, "error_log", server.error_log);
+  if (table.readString("temp_dir", server.temp_dir)) {
+    if (server.temp_dir.empty() || server.temp_dir.find('\0') != std::string::npos) {
+      table.error(*table.get("temp_dir"), "temp_dir", "must name a directory");
+    } else {
+      server.temp_dir = table.context().resolvePath(server.temp_dir);
+      while (server.temp_dir.size() > 1 && server.temp_dir.back() == '/')
+        server.temp_dir.pop_back();
+    }
+  }
   std::string_view level;
   if (table.readEnum<std::string_view>("log_level",
                                        {{"debug", "debug"},

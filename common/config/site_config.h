@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,8 @@
 #include "common/config/config_types.h"
 #include "common/config/proxy_config.h"
 #include "common/config/response_config.h"
+#include "common/config/uri_template.h"
+#include "common/regex/regex.h"
 
 namespace scalws::common::config {
 
@@ -56,6 +59,9 @@ struct ServerConfig {
   AccessLogFormat access_log_format = AccessLogFormat::kCombined;
   std::string error_log;           // path; empty: stderr
   std::string log_level = "info";  // debug, info, notice, warn, error or alert
+  // Where request bodies of unknown length wait for a php route once they outgrow memory
+  // (unnamed files, O_TMPFILE); the sandbox lets workers write beneath it.
+  std::string temp_dir = "/var/tmp";
   SourceLocation where;
 };
 
@@ -133,6 +139,9 @@ struct ListenConfig {
   std::vector<std::string> names;
   // On a shared address: names nobody claims go to this instance (at most one per address).
   bool is_default = false;
+  // Every connection starts with a PROXY protocol header (v1 or v2) from a load balancer,
+  // which names the client: read before anything else (before TLS), refused when absent.
+  bool proxy_protocol = false;
   SourceLocation where;
 };
 
@@ -143,6 +152,13 @@ struct MatchConfig {
   // Lower-cased; "*.example.com" matches any subdomain (not example.com itself).
   std::vector<std::string> hosts;
   std::vector<std::string> methods;  // upper-case tokens; empty: any
+  // The connection's: plain ("http") or TLS and QUIC ("https"); kAny: either.
+  enum class Scheme { kAny, kHttp, kHttps };
+  Scheme scheme = Scheme::kAny;
+  // Matched against the decoded path; its groups are $1..$9 of the route's rewrite or
+  // redirect. Null: none.
+  std::shared_ptr<const Regex> regex;
+  std::string regex_text;  // as written
 };
 
 struct RespondAction {
@@ -167,6 +183,12 @@ struct StaticAction {
   std::map<std::string, std::string> types;  // extension (no dot, lower-case) → MIME type
   FollowSymlinks follow_symlinks = FollowSymlinks::kBeneath;
   bool allow_dotfiles = false;
+};
+
+// route.redirect: answers with `status` and Location: `to` expanded for the request.
+struct RedirectAction {
+  UriTemplate to;
+  uint16_t status = 302;  // 301, 302, 303, 307 or 308
 };
 
 // The worker's figures as JSON; restrict it with policy.allow.
@@ -212,14 +234,35 @@ struct RoutePolicy {
   std::vector<Cidr> allow;  // empty: everyone
 };
 
+// route.auth: HTTP Basic against an htpasswd file (bcrypt or SHA-crypt entries), read
+// when the config snapshot is built (before the sandbox, and again on reload).
+struct AuthConfig {
+  std::string realm;
+  std::string users;  // absolute path
+  SourceLocation where;
+};
+
 struct RouteConfig {
   MatchConfig match;
+  // monostate only for a route with `rewrite`, which hands the request back to routing.
   std::variant<std::monostate, RespondAction, StaticAction, StatusAction, PhpAction, ProxyAction,
-               CachePurgeAction>
+               CachePurgeAction, RedirectAction>
       action;
   RoutePolicy policy;
   // headers, errors, compress: layered over the site's (response_config.h).
   ResponseConfig response;
+  // The request's path (and query) become this, and routing starts again (nginx's
+  // `rewrite ... last`).
+  std::optional<UriTemplate> rewrite;
+  std::optional<AuthConfig> auth;
+  SourceLocation where;
+};
+
+// [real_ip]: the client's address from a header, when the peer is one of `from` (a load
+// balancer or proxy in front): the rightmost address in the header that is not in `from`.
+struct RealIpConfig {
+  std::vector<Cidr> from;
+  std::string header = "x-forwarded-for";  // lower-case
   SourceLocation where;
 };
 
@@ -234,6 +277,7 @@ struct SiteConfig {
   // [site]: the response rules every route starts from, and that answers no route made
   // (404 without a route, 400 for a path that cannot be normalised) get.
   ResponseConfig response;
+  std::optional<RealIpConfig> real_ip;
 };
 
 // The effective server settings: the [server] table, or defaults under the controller.

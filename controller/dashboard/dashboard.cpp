@@ -43,11 +43,9 @@ HttpAnswer dashboardAnswer(const HttpRequest& request,
   return a;
 }
 
-common::Result<std::unique_ptr<Dashboard>> Dashboard::open(uv_loop_t* loop,
-                                                           const std::string& address,
-                                                           std::optional<Htpasswd> users,
-                                                           ControlHandlers& handlers,
-                                                           state::StateStore& store) {
+common::Result<std::unique_ptr<Dashboard>> Dashboard::open(
+    uv_loop_t* loop, const std::string& address, std::optional<common::auth::Htpasswd> users,
+    ControlHandlers& handlers, state::StateStore& store) {
   std::unique_ptr<Dashboard> d(new Dashboard(handlers, store));
   if (users) d->auth_ = std::make_unique<DashboardAuth>(std::move(*users));
   Dashboard* self = d.get();

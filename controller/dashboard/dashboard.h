@@ -33,11 +33,9 @@ http::HttpAnswer dashboardAnswer(
 
 class Dashboard {
  public:
-  static common::Result<std::unique_ptr<Dashboard>> open(uv_loop_t* loop,
-                                                         const std::string& address,
-                                                         std::optional<Htpasswd> users,
-                                                         ControlHandlers& handlers,
-                                                         state::StateStore& store);
+  static common::Result<std::unique_ptr<Dashboard>> open(
+      uv_loop_t* loop, const std::string& address, std::optional<common::auth::Htpasswd> users,
+      ControlHandlers& handlers, state::StateStore& store);
   Dashboard(const Dashboard&) = delete;
   Dashboard& operator=(const Dashboard&) = delete;
 

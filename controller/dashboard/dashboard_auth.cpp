@@ -1,19 +1,11 @@
 #include "controller/dashboard/dashboard_auth.h"
 
-#include <openssl/sha.h>
 #include <uv.h>
 
 namespace scalws::controller::dashboard {
 
-namespace {
-
-std::string digestOf(const std::string& value) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(value.data()), value.size(), digest);
-  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
-}
-
-}  // namespace
+using common::auth::basicCredentials;
+using common::auth::Htpasswd;
 
 void addSecurityHeaders(http::HttpAnswer& a) {
   // Nothing but this origin, and no inline script or style: a tenant's string that got
@@ -34,10 +26,8 @@ DashboardAuth::DashboardAuth(Htpasswd users, Clock clock)
 
 http::Authenticator::Decision DashboardAuth::decide(const http::HttpRequest& request) {
   if (request.authorization.empty()) return {Decision::Kind::kDeny, nullptr};
-  auto it = remembered_.find(digestOf(request.authorization));
-  if (it != remembered_.end()) {
-    if (clock_() - it->second < kRememberMs) return {Decision::Kind::kAllow, nullptr};
-    remembered_.erase(it);
+  if (remembered_.contains(0, request.authorization, clock_())) {
+    return {Decision::Kind::kAllow, nullptr};
   }
   std::optional<std::pair<std::string, std::string>> creds =
       basicCredentials(request.authorization);
@@ -49,14 +39,7 @@ http::Authenticator::Decision DashboardAuth::decide(const http::HttpRequest& req
 
 void DashboardAuth::verified(const http::HttpRequest& request, bool allowed) {
   if (!allowed) return;
-  if (remembered_.size() >= kRemembered) {
-    auto oldest = remembered_.begin();
-    for (auto it = remembered_.begin(); it != remembered_.end(); ++it) {
-      if (it->second < oldest->second) oldest = it;
-    }
-    remembered_.erase(oldest);
-  }
-  remembered_[digestOf(request.authorization)] = clock_();
+  remembered_.remember(0, request.authorization, clock_());
 }
 
 http::HttpAnswer DashboardAuth::denied() const {

@@ -12,11 +12,11 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
-#include "controller/dashboard/htpasswd.h"
+#include "common/auth/htpasswd.h"
+#include "common/auth/verified_credentials.h"
 #include "controller/http/http_server.h"
 
 namespace scalws::controller::dashboard {
@@ -28,7 +28,7 @@ class DashboardAuth final : public http::Authenticator {
   static constexpr size_t kRemembered = 64;
 
   // `clock`: empty = the loop's monotonic time source (uv_hrtime).
-  explicit DashboardAuth(Htpasswd users, Clock clock = nullptr);
+  explicit DashboardAuth(common::auth::Htpasswd users, Clock clock = nullptr);
 
   Decision decide(const http::HttpRequest& request) override;
   void verified(const http::HttpRequest& request, bool allowed) override;
@@ -37,9 +37,9 @@ class DashboardAuth final : public http::Authenticator {
   size_t rememberedForTest() const { return remembered_.size(); }
 
  private:
-  std::shared_ptr<const Htpasswd> users_;
+  std::shared_ptr<const common::auth::Htpasswd> users_;
   Clock clock_;
-  std::map<std::string, int64_t> remembered_;  // SHA-256 of the value -> when it passed
+  common::auth::VerifiedCredentials remembered_{kRemembered, kRememberMs};
 };
 
 // The headers every dashboard answer carries (the page, the API, 401, 404, 405).

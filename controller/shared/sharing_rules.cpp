@@ -36,6 +36,13 @@ Result<std::optional<std::string>> pairConflict(const ListenConfig& x, const std
                     ": HTTP/3 needs an address of its own (one instance per UDP address), and " +
                     "instance " + other + " listens there too");
   }
+  // The front reads a connection's first bytes as a ClientHello or a request head; a PROXY
+  // header before them would have to be parsed (and trusted) by the front.
+  if (x.proxy_protocol || y.proxy_protocol) {
+    return conflict(where +
+                    ": a PROXY protocol listener needs an address of its own, and instance " +
+                    other + " listens there too");
+  }
   SCALWS_ASSIGN_OR_RETURN(std::vector<std::string> mine, names_of(x));
   SCALWS_ASSIGN_OR_RETURN(std::vector<std::string> theirs, names_of(y));
   std::sort(theirs.begin(), theirs.end());

@@ -5,7 +5,10 @@
 
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace scalws::worker {
@@ -18,6 +21,12 @@ class Arena {
 
   char* allocate(size_t n);
   std::string_view copy(std::string_view s);
+  // A T living as long as the arena's contents; never destroyed, hence trivial ones only.
+  template <class T, class... Args>
+  T* make(Args&&... args) {
+    static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 8);
+    return new (allocate(sizeof(T))) T(std::forward<Args>(args)...);
+  }
   void reset();
 
  private:

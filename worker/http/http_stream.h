@@ -69,6 +69,12 @@ class HttpStream : public ResponseWriter {
   // without reading it (HTTP/1.1 cannot reuse the connection then). Called before the
   // handler runs, only for such requests.
   virtual void onExpectContinue(bool will_read) noexcept = 0;
+  // Around the part of dispatch() that runs later, outside the protocol's own callbacks
+  // (RequestDispatcher::resume, once an auth check on the thread pool is done): between
+  // the two the protocol holds back what a finished response would set going (HTTP/1.1's
+  // next request), and at the end it sends what was queued (a 100 Continue, the answer).
+  virtual void beginResumedDispatch() noexcept {}
+  virtual void endResumedDispatch() noexcept {}
 
   // sendHead: kNone → kStarted, recording the status. False when a response already
   // started or the stream is dead: the call must be ignored.

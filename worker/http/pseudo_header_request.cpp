@@ -96,6 +96,7 @@ uint16_t buildPseudoHeaderRequest(Request& r, HttpVersion version, const PseudoH
   // nghttp2 and nghttp3 have checked that content-length is a number.
   std::string_view length = r.header("content-length");
   for (char c : length) r.content_length = r.content_length * 10 + static_cast<uint64_t>(c - '0');
+  r.chunked = r.has_body && length.empty();  // the length is known once the stream ends
   r.expect_continue = equalsIgnoreCase(r.header("expect"), "100-continue");
   // RFC 8441 §4: an extended CONNECT asks for the protocol :protocol names over this stream.
   if (r.method == Method::kConnect && !pseudo.protocol.empty()) r.upgrade = pseudo.protocol;

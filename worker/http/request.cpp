@@ -1,5 +1,7 @@
 #include "worker/http/request.h"
 
+#include <cstring>
+
 namespace scalws::worker {
 
 std::string_view httpVersionName(HttpVersion version) {
@@ -23,9 +25,21 @@ std::string_view Request::header(std::string_view name) const {
   return {};
 }
 
+std::string_view Request::originalUri() const {
+  if (!target.empty() && target.front() == '/') return target;
+  // An absolute-form target (RFC 9112 §3.2.2); a rewrite turns the target into origin
+  // form before it changes the path, so raw_path is still the client's here.
+  if (query.empty()) return raw_path;
+  char* out = arena->allocate(raw_path.size() + 1 + query.size());
+  std::memcpy(out, raw_path.data(), raw_path.size());
+  out[raw_path.size()] = '?';
+  std::memcpy(out + raw_path.size() + 1, query.data(), query.size());
+  return {out, raw_path.size() + 1 + query.size()};
+}
+
 void Request::resetForReuse() {
   Arena* keep_arena = arena;
-  const PeerInfo* keep_peer = peer;
+  const PeerInfo* keep_peer = socket_peer_ != nullptr ? socket_peer_ : peer;
   WorkerLoop* keep_loop = loop;
   *this = Request();
   arena = keep_arena;

@@ -15,6 +15,7 @@
 #include <span>
 #include <string_view>
 
+#include "common/regex/regex.h"
 #include "worker/http/arena.h"
 #include "worker/http/header_field.h"
 #include "worker/http/method.h"
@@ -59,7 +60,9 @@ class Request {
   std::span<const HeaderField> headers;
 
   bool keep_alive = true;
-  bool has_body = false;  // Content-Length > 0 or chunked
+  bool has_body = false;  // Content-Length > 0, chunked, or an HTTP/2 or /3 body
+  // The body's length is not declared: HTTP/1.1 chunked, or an HTTP/2 or HTTP/3 body
+  // without content-length (it ends with the stream).
   bool chunked = false;
   uint64_t content_length = 0;  // valid when has_body && !chunked
   bool expect_continue = false;
@@ -76,16 +79,25 @@ class Request {
 
   uint64_t id = 0;        // unique per worker process, for logs
   uint64_t start_ns = 0;  // monotonic, when the head was complete
+  // The client: the connection's peer, or the address [real_ip] found in a header
+  // (overridePeer). What `allow`, logs, PHP and the proxy see.
   const PeerInfo* peer = nullptr;
   WorkerLoop* loop = nullptr;
   const common::config::RouteConfig* route = nullptr;  // set by the router
   // The route's (or, before a route matched, the site's) response rules: error pages for
   // sendError; null when there are none (response_rules.h).
   const ResponseRules* response_rules = nullptr;
+  // The groups of the route's regex, when it has one (views into a path of this request).
+  const common::RegexCaptures* captures = nullptr;
+  // The user a route's auth let in (views valid for the request); empty otherwise.
+  std::string_view remote_user;
   Arena* arena = nullptr;
 
   // First header with this name (ASCII case-insensitive), or an empty view.
   std::string_view header(std::string_view name) const;
+  // The path and query as the client sent them, in origin form ("/a/b?c"), whatever form
+  // the target had and whatever a rewrite made of the path since.
+  std::string_view originalUri() const;
   bool isHead() const { return method == Method::kHead; }
 
   // Handlers that consume the body register a sink before returning from handle();
@@ -93,10 +105,18 @@ class Request {
   void setBodySink(BodySink* sink) { body_sink_ = sink; }
   BodySink* bodySink() const { return body_sink_; }
 
+  // The client is `real` (the request's arena or longer holds it) rather than the
+  // connection's peer, for this request only.
+  void overridePeer(const PeerInfo* real) {
+    if (socket_peer_ == nullptr) socket_peer_ = peer;
+    peer = real;
+  }
+
   void resetForReuse();
 
  private:
   BodySink* body_sink_ = nullptr;
+  const PeerInfo* socket_peer_ = nullptr;  // the connection's, while overridden
 };
 
 // Receives a request body as it arrives. Calls stop once onBodyEnd or the request's

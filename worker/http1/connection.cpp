@@ -373,6 +373,17 @@ void Connection::onExpectContinue(bool will_read) noexcept {
   }
 }
 
+void Connection::beginResumedDispatch() noexcept {
+  resumed_outer_ = in_dispatch_;
+  in_dispatch_ = true;
+}
+
+void Connection::endResumedDispatch() noexcept {
+  in_dispatch_ = resumed_outer_;
+  // What the handler answered at once is finished here, then pipelined requests go on.
+  if (!in_dispatch_) process();
+}
+
 void Connection::onRequestBody(std::string_view data) {
   deliverBody(data);
 }

@@ -88,6 +88,8 @@ class Connection final : public SocketConnection<Connection>,
   void onTimeout() noexcept override;
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
+  void beginResumedDispatch() noexcept override;
+  void endResumedDispatch() noexcept override;
 
   static CodecLimits limitsFor(const common::config::ServerConfig& server);
   friend class SocketConnection<Connection>;
@@ -134,7 +136,8 @@ class Connection final : public SocketConnection<Connection>,
 
   // The request in progress (the response's own state is HttpStream's).
   BodyFraming framing_ = BodyFraming::kPlain;
-  bool in_dispatch_ = false;  // inside process(): output is flushed once it returns
+  bool in_dispatch_ = false;    // inside process(): output is flushed once it returns
+  bool resumed_outer_ = false;  // in_dispatch_ when a resumed dispatch began
   // Why the connection will not be reused: decided per request (Connection: close, the
   // request limit, an error), by the loop (shutdown), or by the client (it half-closed).
   bool close_after_response_ = false;

@@ -121,6 +121,10 @@ void Stream::onAcked(uint64_t n) {
   }
 }
 
+void Stream::endResumedDispatch() noexcept {
+  session_.streamOutputChanged();  // the interim 100 or the answer, sent now
+}
+
 void Stream::onExpectContinue(bool will_read) noexcept {
   if (!will_read) return;  // the stream ends with the answer; nothing to keep apart
   // RFC 9110 §10.1.1: an interim 100 lets the client send the body it holds back.

@@ -51,6 +51,7 @@ class Stream final : public MultiplexedStream {
 
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
+  void endResumedDispatch() noexcept override;
   // MultiplexedStream
   void reopenWindow(uint64_t n) noexcept override;
   void windowReopened() noexcept override;

@@ -177,14 +177,16 @@ void WorkerLoop::startConnection(int fd, const PeerInfo& peer, int listen_index)
   if (listen_index >= 0 && static_cast<size_t>(listen_index) < listens.size()) {
     listen = &listens[static_cast<size_t>(listen_index)];
   }
-  if (!peer.tls && (listen == nullptr || !listen->http2)) {
+  bool proxy_header = listen != nullptr && listen->proxy_protocol;
+  if (!peer.tls && (listen == nullptr || !listen->http2) && !proxy_header) {
     if (!serveConnection(std::make_unique<PlainTransport>(fd), peer, AppProtocol::kHttp1)) {
       counters_->conn_closed.add();
     }
     return;
   }
   std::unique_ptr<Transport> transport;
-  auto mode = tls::PendingConnection::Mode::kH2cPreface;
+  auto mode = listen != nullptr && listen->http2 ? tls::PendingConnection::Mode::kH2cPreface
+                                                 : tls::PendingConnection::Mode::kHttp1;
   if (peer.tls) {
     std::shared_ptr<const tls::ServerContext> context =
         listen != nullptr ? snapshot_->tlsContext(static_cast<size_t>(listen_index)) : nullptr;
@@ -205,7 +207,7 @@ void WorkerLoop::startConnection(int fd, const PeerInfo& peer, int listen_index)
   } else {
     transport = std::make_unique<PlainTransport>(fd);
   }
-  auto* c = new tls::PendingConnection(*this, std::move(transport), peer, mode);
+  auto* c = new tls::PendingConnection(*this, std::move(transport), peer, mode, proxy_header);
   if (!c->start()) {
     ::close(fd);
     delete c;

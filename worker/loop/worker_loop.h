@@ -134,7 +134,8 @@ class WorkerLoop {
   // past max_connections, else started.
   void admit(const Listener& listener, int fd, PeerInfo& peer);
   // Chooses the protocol for a new connection and starts it: a TLS handshake first on TLS
-  // listeners, a look for the h2c preface on plain ones with http2 = true, else HTTP/1.1.
+  // listeners, a look for the h2c preface on plain ones with http2 = true, else HTTP/1.1;
+  // on a listener with proxy_protocol = true, the PROXY header before any of these.
   void startConnection(int fd, const PeerInfo& peer, int listen_index);
   void rejectOverloaded(int fd);
   static void onRejectTimer(uv_timer_t* timer);

@@ -11,7 +11,9 @@ Router::Router(const std::vector<RouteConfig>& routes) {
   routes_.reserve(routes.size());
   for (size_t i = 0; i < routes.size(); ++i) {
     const MatchConfig& m = routes[i].match;
-    routes_.push_back(Compiled{&m, m.hosts.empty(), m.methods.empty()});
+    routes_.push_back(
+        Compiled{&m, m.hosts.empty(), m.methods.empty(), m.scheme == MatchConfig::Scheme::kAny});
+    has_regex_ = has_regex_ || m.regex != nullptr;
     int index = static_cast<int>(i);
     if (m.exact) {
       exact_[*m.exact].push_back(index);
@@ -51,7 +53,7 @@ bool Router::methodMatches(const std::vector<std::string>& methods, std::string_
   return false;
 }
 
-bool Router::fullMatch(int index, const Request& r) const {
+bool Router::fullMatch(int index, const Request& r, Captured& captured) const {
   const Compiled& c = routes_[static_cast<size_t>(index)];
   const MatchConfig& m = *c.match;
   if (m.exact && r.path != *m.exact) return false;
@@ -59,21 +61,35 @@ bool Router::fullMatch(int index, const Request& r) const {
   if (m.suffix && !r.path.ends_with(*m.suffix)) return false;
   if (!c.any_host && !hostMatches(m.hosts, r.host)) return false;
   if (!c.any_method && !methodMatches(m.methods, r.method_name)) return false;
+  if (!c.any_scheme &&
+      ((r.peer != nullptr && r.peer->tls) != (m.scheme == MatchConfig::Scheme::kHttps))) {
+    return false;
+  }
+  if (m.regex) {
+    if (captured.captures == nullptr) return m.regex->matches(r.path);
+    if (!m.regex->match(r.path, *captured.captures)) return false;
+    captured.route = index;
+  }
   return true;
 }
 
-int Router::firstFullMatch(const std::vector<int>& candidates, const Request& r, int bound) const {
+int Router::firstFullMatch(const std::vector<int>& candidates, const Request& r, int bound,
+                           Captured& captured) const {
   for (int i : candidates) {
     if (i >= bound) break;  // candidates are in config order
-    if (fullMatch(i, r)) return i;
+    if (fullMatch(i, r, captured)) return i;
   }
   return -1;
 }
 
-int Router::match(const Request& r) const {
+int Router::match(const Request& r, common::RegexCaptures* captures) const {
   int best = static_cast<int>(routes_.size());
+  // A regex route that matched and then lost to an earlier route leaves its groups behind;
+  // they are the winner's only when the winner is the last regex route that matched (each
+  // later winner has a smaller index, so it was tried after).
+  Captured captured{-1, captures};
   auto consider = [&](const std::vector<int>& candidates) {
-    int found = firstFullMatch(candidates, r, best);
+    int found = firstFullMatch(candidates, r, best, captured);
     if (found >= 0) best = found;
   };
   if (!exact_.empty()) {
@@ -86,7 +102,9 @@ int Router::match(const Request& r) const {
     }
   }
   consider(general_);
-  return best < static_cast<int>(routes_.size()) ? best : -1;
+  if (best == static_cast<int>(routes_.size())) return -1;
+  if (captures != nullptr && captured.route != best) *captures = {};
+  return best;
 }
 
 }  // namespace scalws::worker

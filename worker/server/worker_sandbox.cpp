@@ -55,22 +55,29 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
                                                                    : sandbox::SeccompAction::kErrno;
   in.user = effectiveWorkerUser(server);
   in.allowRoot = in.user == "root";
+  bool php = false;
   for (const auto& route : snapshot.site().routes) {
     if (const auto* st = std::get_if<common::config::StaticAction>(&route.action)) {
       in.docroots.push_back(st->root);
     }
     // The worker checks that a script exists beneath its root (it never reads it: PHP does).
-    if (const auto* php = std::get_if<common::config::PhpAction>(&route.action)) {
-      in.docroots.push_back(php->root);
+    if (const auto* action = std::get_if<common::config::PhpAction>(&route.action)) {
+      in.docroots.push_back(action->root);
+      php = true;
     }
     if (route.response.errors) {
       for (const auto& page : route.response.errors->pages) in.docroots.push_back(page.root);
     }
+    // A reload reads the users files again, from inside the sandbox: their directories
+    // stay readable (as a certificate's do).
+    if (route.auth) in.extraReadPaths.push_back(parentDirectory(route.auth->users));
   }
   // Error pages are read beneath their roots, like static files.
   if (const auto& errors = snapshot.site().response.errors) {
     for (const auto& page : errors->pages) in.docroots.push_back(page.root);
   }
+  // Request bodies of unknown length wait there for PHP (fastcgi/body_spool.h).
+  if (php) in.writableDirs.push_back(server.temp_dir);
   for (const auto& pool : snapshot.site().php_pools) {
     if (pool.kind == common::config::PhpPoolConfig::Kind::kTcp) {
       in.tcpConnectPorts.push_back(pool.port);

@@ -1,5 +1,6 @@
 #include "worker/tls/pending_connection.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,9 +26,10 @@ constexpr uint64_t kRepeekMs = 5;
 }  // namespace
 
 PendingConnection::PendingConnection(WorkerLoop& loop, std::unique_ptr<Transport> transport,
-                                     const PeerInfo& peer, Mode mode)
+                                     const PeerInfo& peer, Mode mode, bool proxy_header)
     : loop_(loop), transport_(std::move(transport)), peer_(peer), mode_(mode) {
   if (mode_ == Mode::kTlsHandshake) tls_ = static_cast<TlsTransport*>(transport_.get());
+  if (proxy_header) proxy_ = std::make_unique<ProxyHeaderReader>();
   poll_.data = this;
 }
 
@@ -62,11 +64,47 @@ void PendingConnection::onPollEvent(uv_poll_t* handle, int status, int events) {
     c->close();
     return;
   }
-  if (c->mode_ == Mode::kTlsHandshake) {
-    c->advanceHandshake();
-  } else {
-    c->sniffPreface();
+  c->advance();
+}
+
+void PendingConnection::advance() {
+  if (proxy_) {
+    readProxyHeader();
+    return;
   }
+  switch (mode_) {
+    case Mode::kTlsHandshake:
+      advanceHandshake();
+      return;
+    case Mode::kH2cPreface:
+      sniffPreface();
+      return;
+    case Mode::kHttp1:
+      handOver(AppProtocol::kHttp1);
+      return;
+  }
+}
+
+void PendingConnection::readProxyHeader() {
+  switch (proxy_->read(transport_->fd())) {
+    case ProxyHeaderReader::Result::kNeedMore:
+      return;  // within the deadline
+    case ProxyHeaderReader::Result::kFailed:
+      // Whoever connects without the balancer's header is not behind it: nothing to say.
+      LOG_DEBUG("connection on port %u: no valid PROXY protocol header", peer_.local_port);
+      close();
+      return;
+    case ProxyHeaderReader::Result::kDone:
+      break;
+  }
+  if (proxy_->header().has_client) {
+    const sockaddr_storage& client = proxy_->header().client;
+    peer_.address = client;
+    peer_.address_len = client.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  }
+  proxy_.reset();
+  // What followed the header may be here already (the socket stays readable then).
+  advance();
 }
 
 void PendingConnection::advanceHandshake() {

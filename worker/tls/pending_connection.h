@@ -4,6 +4,11 @@
 // §3.4, h2c with prior knowledge). Then it hands its transport to the protocol's
 // connection through WorkerLoop::serveConnection() and goes away.
 //
+// On a listener with proxy_protocol = true it first reads the PROXY header
+// (worker/net/proxy_header_reader.h), before the TLS handshake or the preface: the client
+// it names becomes the connection's peer, and a missing or malformed header closes the
+// connection. A plain HTTP/1.1 listener (kHttp1) comes here only for that header.
+//
 // The whole step must finish within header_timeout (a client that connects and says
 // nothing, or stalls its handshake, is closed quietly). Nothing was requested yet, so a
 // graceful shutdown closes it at once.
@@ -21,6 +26,7 @@
 #include "worker/loop/protocols.h"
 #include "worker/loop/timeout_queue.h"
 #include "worker/net/client_connection.h"
+#include "worker/net/proxy_header_reader.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker {
@@ -33,11 +39,12 @@ class TlsTransport;
 
 class PendingConnection final : public ClientConnection, private TimeoutEntry {
  public:
-  enum class Mode { kTlsHandshake, kH2cPreface };
+  enum class Mode { kTlsHandshake, kH2cPreface, kHttp1 };
 
-  // kTlsHandshake takes a TlsTransport; kH2cPreface a plain one.
+  // kTlsHandshake takes a TlsTransport; the others a plain one. `proxy_header`: a PROXY
+  // protocol header comes first.
   PendingConnection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer,
-                    Mode mode);
+                    Mode mode, bool proxy_header = false);
   ~PendingConnection() override;
   PendingConnection(const PendingConnection&) = delete;
   PendingConnection& operator=(const PendingConnection&) = delete;
@@ -54,6 +61,8 @@ class PendingConnection final : public ClientConnection, private TimeoutEntry {
   static void onPollClosed(uv_handle_t* handle);
   void onTimeout() noexcept override;
 
+  void advance();
+  void readProxyHeader();
   void advanceHandshake();
   void sniffPreface();
   void watch(int events);
@@ -71,6 +80,7 @@ class PendingConnection final : public ClientConnection, private TimeoutEntry {
   int poll_events_ = 0;
   uint64_t deadline_ms_ = 0;  // header_timeout from the accept
   bool retry_armed_ = false;  // the timer stands for a short re-peek, not the deadline
+  std::unique_ptr<ProxyHeaderReader> proxy_;  // until the PROXY header is read
 };
 
 }  // namespace scalws::worker::tls

@@ -125,6 +125,11 @@ void appendCgiParams(std::string& out, const Request& r, const ScriptMatch& scri
     if (r.peer->tls) appendNameValue(out, "HTTPS", "on");
   }
   appendNameValue(out, "REQUEST_SCHEME", r.peer != nullptr && r.peer->tls ? "https" : "http");
+  if (!r.remote_user.empty()) {
+    // RFC 3875 §4.1.1, §4.1.11: what the route's auth established.
+    appendNameValue(out, "AUTH_TYPE", "Basic");
+    appendNameValue(out, "REMOTE_USER", r.remote_user);
+  }
   appendNameValue(out, "CONTENT_TYPE", r.header("content-type"));
   if (r.has_body && !r.chunked) {
     char len_text[24];

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "worker/handlers/fastcgi/body_spool.h"
 #include "worker/handlers/fastcgi/loop_pools.h"
 #include "worker/handlers/fastcgi/record_writer.h"
 #include "worker/http/error_response.h"
@@ -103,11 +104,12 @@ bool Exchange::callWriter(F&& f) {
 }
 
 void Exchange::start(Request& request, ResponseWriter& writer, PoolState& pool,
-                     std::string_view params) {
+                     std::string_view params, BodySpool* spool) {
   request_ = &request;
   writer_ = &writer;
   pool_ = &pool;
   conn_ = nullptr;
+  spool_ = spool;
   send_.clear();
   send_pos_ = 0;
   stdin_ended_ = !request.has_body;
@@ -125,9 +127,12 @@ void Exchange::start(Request& request, ResponseWriter& writer, PoolState& pool,
   if (!request.has_body) appendEndOfStream(send_, RecordType::kStdin);
 
   writer.setInFlight(this);
-  if (request.has_body) {
-    request.setBodySink(this);
+  if (spool_ != nullptr) {
+    spool_->setReader(this);
     pauseBody(true);  // until a connection is ready to take it
+  } else if (request.has_body) {
+    request.setBodySink(this);
+    pauseBody(true);
   }
   acquire();
 }
@@ -194,7 +199,11 @@ void Exchange::armTimer(uint64_t ms) {
 }
 
 void Exchange::pauseBody(bool paused) {
-  if (writer_ != nullptr) writer_->setBodyReadPaused(paused);
+  if (spool_ != nullptr) {
+    spool_->setPaused(paused);
+  } else if (writer_ != nullptr) {
+    writer_->setBodyReadPaused(paused);
+  }
 }
 
 void Exchange::updateWatch() {
@@ -452,7 +461,9 @@ void Exchange::fail(uint16_t status, const char* why) {
   Request* request = request_;
   ResponseWriter* w = writer_;
   bool head_sent = headSent();
-  pauseBody(false);  // the connection must read (and drop) what the client still sends
+  // The connection must read (and drop) what the client still sends; a spooled body is
+  // all read already.
+  if (spool_ == nullptr) pauseBody(false);
   w->setInFlight(nullptr);
   teardown();
   sendBackendFailure(*request, *w, status, head_sent);
@@ -482,6 +493,11 @@ void Exchange::cleanupAfterAbort() {
 
 void Exchange::teardown() {
   pools_.loop().disarmTimeout(*this);
+  if (spool_ != nullptr) {
+    BodySpool* spool = spool_;
+    spool_ = nullptr;
+    spool->release();
+  }
   if (pool_ != nullptr) pool_->cancel(*this);
   if (!stderr_line_.empty() && request_ != nullptr) logStderrLine(stderr_line_);
   stderr_line_.clear();

@@ -29,7 +29,8 @@
 //                              parser: cleanup once they returned
 //
 // The request body (STDIN) goes its own way beside these: stdin_ended_ says whether its
-// end was sent on.
+// end was sent on. It comes from the client, or, for a body of unknown length collected
+// first, from a BodySpool that replays it with the same pause/resume as the client's.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,7 @@
 
 namespace scalws::worker::fastcgi {
 
+class BodySpool;
 class LoopPools;
 
 class Exchange final : public InFlight,
@@ -65,7 +67,9 @@ class Exchange final : public InFlight,
   Exchange& operator=(const Exchange&) = delete;
 
   // `params`: encoded name-value pairs (cgi_params.h), copied before this returns.
-  void start(Request& request, ResponseWriter& writer, PoolState& pool, std::string_view params);
+  // `spool`: the body, when it was collected first; the exchange releases it at its end.
+  void start(Request& request, ResponseWriter& writer, PoolState& pool, std::string_view params,
+             BodySpool* spool = nullptr);
 
   // InFlight
   void abort() noexcept override;
@@ -142,6 +146,7 @@ class Exchange final : public InFlight,
   ResponseWriter* writer_ = nullptr;
   PoolState* pool_ = nullptr;
   PoolConnection* conn_ = nullptr;
+  BodySpool* spool_ = nullptr;
 
   std::string send_;  // records not yet taken by the pool socket
   size_t send_pos_ = 0;

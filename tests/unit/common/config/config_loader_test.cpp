@@ -223,7 +223,8 @@ address = "127.0.0.1:0"
 )toml"),
             "t.toml:2:22: route.respond.status: must be between 200 and 599, found 42\n"
             "t.toml:3:1: route: unknown key \"bogus\" (expected one of: match, respond, static, "
-            "status, php, proxy, app, cache_purge, policy, headers, errors, compress)\n"
+            "status, php, proxy, app, cache_purge, redirect, rewrite, policy, headers, errors, "
+            "compress, auth)\n"
             "t.toml:6:11: server.workers: must be between 1 and 1024, found 0\n"
             "t.toml:7:8: server.mode: unknown value \"both\" (expected \"multi\" or \"single\")\n"
             "t.toml:10:11: listen.address: port must be between 1 and 65535, found \"0\"");
@@ -250,7 +251,7 @@ TEST(ConfigLoader, UnknownTopLevelKeys) {
             "t.toml:1:2: unknown key \"caches\" (did you mean \"cache\"?)");
   EXPECT_EQ(snippetErrors("[store]\n"),
             "t.toml:1:2: unknown key \"store\" (expected one of: server, listen, site, route, "
-            "php_pool, upstream, cache)");
+            "php_pool, upstream, cache, real_ip)");
   EXPECT_EQ(snippetErrors("php_pool = 1\n"),
             "t.toml:1:12: php_pool: expected a table, found an integer");
   EXPECT_EQ(snippetErrors("[[routes]]\n"),

@@ -30,7 +30,7 @@ TEST(ListenSection, AddressIsRequiredAndMustParse) {
 TEST(ListenSection, UnknownKey) {
   EXPECT_EQ(errorsOf("[[listen]]\naddress = \"127.0.0.1:80\"\nssl = true\n"),
             "t.toml:3:1: listen: unknown key \"ssl\" (expected one of: address, tls, http2, http3, "
-            "quic, names, default)");
+            "quic, names, default, proxy_protocol)");
 }
 
 TEST(ListenSection, NamesAndDefault) {

@@ -29,7 +29,7 @@ TEST(RouteSection, RoutesKeepFileOrder) {
 TEST(RouteSection, NeedsAnAction) {
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefix = \"/\" }\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "app, cache_purge)");
+            "app, cache_purge, redirect, or a rewrite)");
 }
 
 TEST(RouteSection, TakesExactlyOneAction) {
@@ -41,12 +41,13 @@ TEST(RouteSection, TakesExactlyOneAction) {
 TEST(RouteSection, UnknownActionsAreUnknownKeys) {
   EXPECT_EQ(snippetErrors("[[route]]\nforward = { name = \"api\" }\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "app, cache_purge)\n"
+            "app, cache_purge, redirect, or a rewrite)\n"
             "t.toml:2:1: route: unknown key \"forward\" (expected one of: match, respond, static, "
-            "status, php, proxy, app, cache_purge, policy, headers, errors, compress)");
+            "status, php, proxy, app, cache_purge, redirect, rewrite, policy, headers, errors, "
+            "compress, auth)");
   EXPECT_EQ(snippetErrors("[[route]]\nrespnd = {}\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
-            "app, cache_purge)\n"
+            "app, cache_purge, redirect, or a rewrite)\n"
             "t.toml:2:1: route: unknown key \"respnd\" (did you mean \"respond\"?)");
 }
 
@@ -71,9 +72,9 @@ TEST(RouteMatch, MustBeATable) {
 TEST(RouteMatch, UnknownKey) {
   EXPECT_EQ(snippetErrors("[[route]]\nmatch = { prefx = \"/\" }\nrespond = {}\n"),
             "t.toml:2:11: route.match: unknown key \"prefx\" (did you mean \"prefix\"?)");
-  EXPECT_EQ(snippetErrors("[[route]]\nmatch = { regex = \"^/a\" }\nrespond = {}\n"),
-            "t.toml:2:11: route.match: unknown key \"regex\" (expected one of: exact, prefix, "
-            "suffix, host, method)");
+  EXPECT_EQ(snippetErrors("[[route]]\nmatch = { glob = \"/a*\" }\nrespond = {}\n"),
+            "t.toml:2:11: route.match: unknown key \"glob\" (expected one of: exact, prefix, "
+            "suffix, regex, host, method, scheme)");
 }
 
 TEST(RouteMatch, Paths) {

@@ -24,7 +24,8 @@ http::HttpRequest withAuth(std::string value) {
 
 class DashboardAuthTest : public ::testing::Test {
  protected:
-  DashboardAuthTest() : auth_(*Htpasswd::parse(kUsers, "users"), [this] { return now_; }) {}
+  DashboardAuthTest()
+      : auth_(*common::auth::Htpasswd::parse(kUsers, "users"), [this] { return now_; }) {}
   int64_t now_ = 1'000'000;
   DashboardAuth auth_;
 };

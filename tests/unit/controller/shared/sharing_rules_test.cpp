@@ -94,6 +94,10 @@ TEST(SharingRules, WhatOneFrontCannotServe) {
             "address 127.0.0.1:443: HTTP/3 needs an address of its own (one instance per UDP "
             "address), and instance other listens there too");
 #endif
+  EXPECT_EQ(conflict(plain("127.0.0.1:80", "names = [\"a.example\"]"),
+                     plain("127.0.0.1:80", "names = [\"b.example\"]\nproxy_protocol = true")),
+            "address 127.0.0.1:80: a PROXY protocol listener needs an address of its own, and "
+            "instance other listens there too");
   // A wildcard host and a literal one on the same port: two sockets, not one address.
   EXPECT_EQ(conflict(plain("0.0.0.0:80", "names = [\"a.example\"]"),
                      plain("127.0.0.1:80", "names = [\"b.example\"]")),

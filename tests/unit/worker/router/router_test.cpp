@@ -84,5 +84,72 @@ TEST(RouterTest, ManyPrefixLengths) {
   EXPECT_EQ(router.match(request("/p50/file")), -1);
 }
 
+RouteConfig regexRoute(const char* pattern, std::optional<std::string> prefix = std::nullopt) {
+  RouteConfig r;
+  r.match.prefix = std::move(prefix);
+  auto regex = common::Regex::compile(pattern);
+  EXPECT_TRUE(regex.ok()) << regex.status().message();
+  r.match.regex = std::move(regex).value();
+  return r;
+}
+
+TEST(RouterTest, RegexRoutesMatchInOrderWithTheirGroups) {
+  std::vector<RouteConfig> routes = {
+      regexRoute("^/blog/(\\d+)$"),                       // 0
+      route("/blog/latest", std::nullopt, std::nullopt),  // 1
+      regexRoute("^/blog/(\\w+)$"),                       // 2
+      regexRoute("\\.(png|jpg)$", std::string("/img/")),  // 3: prefix and regex
+      route(std::nullopt, "/", std::nullopt),             // 4
+  };
+  Router router(routes);
+  EXPECT_TRUE(router.hasRegex());
+  common::RegexCaptures c;
+  EXPECT_EQ(router.match(request("/blog/42"), &c), 0);
+  EXPECT_EQ(c.groups[1], "42");
+  EXPECT_EQ(router.match(request("/blog/latest"), &c), 1);
+  EXPECT_EQ(c.groups[1], "");  // the winner has no regex: nothing left behind
+  EXPECT_EQ(router.match(request("/blog/news"), &c), 2);
+  EXPECT_EQ(c.groups[1], "news");
+  EXPECT_EQ(router.match(request("/img/a.png"), &c), 3);
+  EXPECT_EQ(c.groups[1], "png");
+  EXPECT_EQ(router.match(request("/img/a.gif"), &c), 4);
+  EXPECT_EQ(router.match(request("/other/a.png"), &c), 4);  // the prefix must hold too
+  EXPECT_EQ(router.match(request("/blog/42")), 0);          // without captures asked for
+}
+
+TEST(RouterTest, AnEarlierPlainRouteBeatsALaterRegexOne) {
+  std::vector<RouteConfig> routes = {
+      route(std::nullopt, std::nullopt, ".php"),  // 0: a general route before the regex
+      regexRoute("^/(.*)$"),                      // 1
+  };
+  Router router(routes);
+  common::RegexCaptures c;
+  EXPECT_EQ(router.match(request("/x.php"), &c), 0);
+  EXPECT_EQ(c.groups[0], "");
+  EXPECT_EQ(router.match(request("/x"), &c), 1);
+  EXPECT_EQ(c.groups[1], "x");
+}
+
+TEST(RouterTest, SchemeIsTheConnections) {
+  std::vector<RouteConfig> routes = {route(std::nullopt, "/", std::nullopt),
+                                     route(std::nullopt, "/", std::nullopt)};
+  routes[0].match.scheme = common::config::MatchConfig::Scheme::kHttp;
+  Router router(routes);
+  PeerInfo plain;
+  PeerInfo tls;
+  tls.tls = true;
+  Request r = request("/x");
+  r.peer = &plain;
+  EXPECT_EQ(router.match(r), 0);
+  r.peer = &tls;
+  EXPECT_EQ(router.match(r), 1);
+}
+
+TEST(RouterTest, NoRegexNoCaptures) {
+  std::vector<RouteConfig> routes = {route(std::nullopt, "/", std::nullopt)};
+  Router router(routes);
+  EXPECT_FALSE(router.hasRegex());
+}
+
 }  // namespace
 }  // namespace scalws::worker

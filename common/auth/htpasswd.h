@@ -1,5 +1,6 @@
-// Htpasswd: the dashboard's credentials (`--dashboard-auth FILE`), an htpasswd-style file:
-// one `user:hash` a line; blank lines and lines starting with '#' are skipped.
+// Htpasswd: an htpasswd-style credentials file, as the dashboard (`--dashboard-auth FILE`)
+// and a route's `auth` read it: one `user:hash` a line; blank lines and lines starting
+// with '#' are skipped.
 //
 // Hashes are crypt(3) strings checked with libcrypt's crypt_r (libxcrypt on Debian 12):
 // bcrypt ("$2y$", "$2b$", "$2a$", as `htpasswd -B` writes) and SHA-crypt ("$5$", "$6$", as
@@ -21,7 +22,7 @@
 
 #include "common/status.h"
 
-namespace scalws::controller::dashboard {
+namespace scalws::common::auth {
 
 class Htpasswd {
  public:
@@ -31,8 +32,9 @@ class Htpasswd {
   };
 
   // `origin` names the text in errors (the file's path).
-  static common::Result<Htpasswd> parse(std::string_view text, std::string_view origin);
-  static common::Result<Htpasswd> load(const std::string& path);
+  static Result<Htpasswd> parse(std::string_view text, std::string_view origin);
+  // Reads and parses the file; a file that cannot be read names `path`.
+  static Result<Htpasswd> load(const std::string& path);
 
   // True when `user` is listed and `password` hashes to its hash. An unknown user costs a
   // hash too, so timing does not tell which users exist.
@@ -48,4 +50,4 @@ class Htpasswd {
 // (RFC 7617 §2; the scheme is case-insensitive); nullopt when it is not one.
 std::optional<std::pair<std::string, std::string>> basicCredentials(std::string_view authorization);
 
-}  // namespace scalws::controller::dashboard
+}  // namespace scalws::common::auth

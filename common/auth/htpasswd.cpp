@@ -1,15 +1,16 @@
-#include "controller/dashboard/htpasswd.h"
+#include "common/auth/htpasswd.h"
 
 #include <crypt.h>
 #include <openssl/crypto.h>
 
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
-namespace scalws::controller::dashboard {
+namespace scalws::common::auth {
 
 namespace {
 
@@ -23,9 +24,9 @@ bool accepted(std::string_view hash) {
   return false;
 }
 
-common::Status at(std::string_view origin, size_t line, size_t col, const std::string& what) {
-  return common::invalidArgument(std::string(origin) + ":" + std::to_string(line) + ":" +
-                                 std::to_string(col) + ": " + what);
+Status at(std::string_view origin, size_t line, size_t col, const std::string& what) {
+  return invalidArgument(std::string(origin) + ":" + std::to_string(line) + ":" +
+                         std::to_string(col) + ": " + what);
 }
 
 // The hash `password` gives with the settings (salt, cost) of `hash`, compared in constant
@@ -41,16 +42,36 @@ bool matches(std::string_view password, const std::string& hash) {
   return CRYPTO_memcmp(out, hash.data(), hash.size()) == 0;
 }
 
-// A whole hash, not only its settings: hashing anything with it gives a string as long.
-// (Costs one hash per user, once, at start-up.)
+// crypt(3)'s alphabet for salts and checksums.
+bool cryptAlphabet(std::string_view text) {
+  for (char c : text) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '/';
+    if (!ok) return false;
+  }
+  return !text.empty();
+}
+
+// A whole hash, not only its settings: the settings as libxcrypt takes them, then a checksum
+// of the method's length. Checked by its shape, not by hashing: a file of many users (or a
+// high bcrypt cost) must not make loading, or a reload, take seconds.
 bool complete(const std::string& hash) {
   // libxcrypt calls SHA-256-crypt "legacy" (not for new hashes); it is still sound.
   int salt = crypt_checksalt(hash.c_str());
   if (salt != CRYPT_SALT_OK && salt != CRYPT_SALT_METHOD_LEGACY) return false;
-  auto data = std::make_unique<crypt_data>();
-  std::memset(data.get(), 0, sizeof(crypt_data));
-  const char* out = crypt_r("", hash.c_str(), data.get());
-  return out != nullptr && out[0] != '*' && std::strlen(out) == hash.size();
+  std::string_view h = hash;
+  if (h[1] == '2') {
+    // "$2y$NN$" then 22 characters of salt and 31 of checksum.
+    return h.size() == 60 && h[6] == '$' && cryptAlphabet(h.substr(7));
+  }
+  // "$5$" or "$6$", an optional "rounds=N$", a salt of up to 16 characters, "$", the checksum.
+  size_t last = h.rfind('$');
+  size_t salt_start = h.find('$', 1) + 1;
+  std::string_view rest = h.substr(salt_start, last - salt_start);
+  if (rest.starts_with("rounds=")) rest = rest.substr(rest.find('$') + 1);
+  size_t checksum = h[1] == '5' ? 43 : 86;
+  return last > salt_start && rest.size() <= 16 && cryptAlphabet(rest) &&
+         h.size() - last - 1 == checksum && cryptAlphabet(h.substr(last + 1));
 }
 
 int base64Value(char c) {
@@ -88,7 +109,7 @@ std::optional<std::string> base64Decode(std::string_view in) {
 
 }  // namespace
 
-common::Result<Htpasswd> Htpasswd::parse(std::string_view text, std::string_view origin) {
+Result<Htpasswd> Htpasswd::parse(std::string_view text, std::string_view origin) {
   Htpasswd out;
   size_t line_no = 0;
   while (!text.empty()) {
@@ -121,14 +142,14 @@ common::Result<Htpasswd> Htpasswd::parse(std::string_view text, std::string_view
     out.entries_.push_back({std::string(user), std::string(hash)});
   }
   if (out.entries_.empty()) {
-    return common::invalidArgument(std::string(origin) + ":1:1: no user:hash line");
+    return invalidArgument(std::string(origin) + ":1:1: no user:hash line");
   }
   return out;
 }
 
-common::Result<Htpasswd> Htpasswd::load(const std::string& path) {
+Result<Htpasswd> Htpasswd::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return common::errnoStatus(errno, "--dashboard-auth " + path);
+  if (!in) return errnoStatus(errno, "cannot read \"" + path + "\"");
   std::stringstream text;
   text << in.rdbuf();
   return parse(text.str(), path);
@@ -162,4 +183,4 @@ std::optional<std::pair<std::string, std::string>> basicCredentials(
   return std::make_pair(decoded->substr(0, colon), decoded->substr(colon + 1));
 }
 
-}  // namespace scalws::controller::dashboard
+}  // namespace scalws::common::auth

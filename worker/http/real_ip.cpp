@@ -1,0 +1,106 @@
+#include "worker/http/real_ip.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+#include "worker/config_snapshot.h"
+
+namespace scalws::worker {
+namespace {
+
+bool parsePort(std::string_view text, uint16_t& port) {
+  if (text.empty() || text.size() > 5) return false;
+  uint32_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (value > 65535) return false;
+  port = static_cast<uint16_t>(value);
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+bool parseForwardedAddress(std::string_view text, sockaddr_storage& out) {
+  std::string_view host = text;
+  uint16_t port = 0;
+  bool v6 = false;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos) return false;
+    host = text.substr(1, close - 1);
+    std::string_view rest = text.substr(close + 1);
+    if (!rest.empty() && (rest.front() != ':' || !parsePort(rest.substr(1), port))) return false;
+    v6 = true;
+  } else if (size_t colon = text.find(':'); colon != std::string_view::npos) {
+    if (text.find(':', colon + 1) != std::string_view::npos) {
+      v6 = true;  // a bare IPv6 address: no port without brackets
+    } else {
+      host = text.substr(0, colon);
+      if (!parsePort(text.substr(colon + 1), port)) return false;
+    }
+  }
+  char buf[INET6_ADDRSTRLEN];
+  if (host.empty() || host.size() >= sizeof(buf)) return false;
+  std::memcpy(buf, host.data(), host.size());
+  buf[host.size()] = '\0';
+  std::memset(&out, 0, sizeof(out));
+  if (v6) {
+    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&out);
+    if (inet_pton(AF_INET6, buf, &sin6->sin6_addr) != 1) return false;
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons(port);
+    return true;
+  }
+  auto* sin = reinterpret_cast<sockaddr_in*>(&out);
+  if (inet_pton(AF_INET, buf, &sin->sin_addr) != 1) return false;
+  sin->sin_family = AF_INET;
+  sin->sin_port = htons(port);
+  return true;
+}
+
+bool findRealClient(const common::config::RealIpConfig& config, const Request& r,
+                    sockaddr_storage& client) {
+  if (r.peer == nullptr || !addressInCidrs(r.peer->address, config.from)) return false;
+  bool found = false;
+  // Right to left: the last field line's last element is the hop nearest to us.
+  for (size_t i = r.headers.size(); i-- > 0;) {
+    if (!equalsIgnoreCase(r.headers[i].name, config.header)) continue;
+    std::string_view list = r.headers[i].value;
+    while (true) {
+      size_t comma = list.rfind(',');
+      std::string_view element =
+          trim(comma == std::string_view::npos ? list : list.substr(comma + 1));
+      if (!element.empty()) {
+        sockaddr_storage address;
+        if (!parseForwardedAddress(element, address)) return found;
+        client = address;
+        found = true;
+        if (!addressInCidrs(address, config.from)) return true;
+      }
+      if (comma == std::string_view::npos) break;
+      list = list.substr(0, comma);
+    }
+  }
+  return found;
+}
+
+void applyRealIp(const common::config::RealIpConfig& config, Request& r) {
+  sockaddr_storage client;
+  if (!findRealClient(config, r, client)) return;
+  PeerInfo* real = r.arena->make<PeerInfo>(*r.peer);
+  real->address = client;
+  real->address_len = client.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  r.overridePeer(real);
+}
+
+}  // namespace scalws::worker
