@@ -69,7 +69,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/ARCHITECTURE.md
 # (deploy/man/render.sh) whenever either changes. Without pandoc they are skipped, with a
 # note; the Debian package build-depends on it.
 find_program(PANDOC pandoc)
-set(SCALWS_MAN_PAGES scalwsd.8 scalws-controller.8 scalwsctl.8 scalws.toml.5)
+set(SCALWS_MAN_PAGES scalwsd.8 scalws-controller.8 scalws-front.8 scalwsctl.8 scalws.toml.5)
 if(PANDOC)
   set(man_outputs "")
   foreach(page IN LISTS SCALWS_MAN_PAGES)
