@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <cstring>
+#include <new>
 
 #include "worker/config_snapshot.h"
 
@@ -97,7 +98,13 @@ bool findRealClient(const common::config::RealIpConfig& config, const Request& r
 void applyRealIp(const common::config::RealIpConfig& config, Request& r) {
   sockaddr_storage client;
   if (!findRealClient(config, r, client)) return;
-  PeerInfo* real = r.arena->make<PeerInfo>(*r.peer);
+  // Not Arena::make, which takes trivially destructible types only: a PeerInfo holds the
+  // shared_ptr of a shared address's names. This one is built without them (the 421 check
+  // that reads them ran before [real_ip]), so never destroying it leaks nothing.
+  static_assert(alignof(PeerInfo) <= 8);
+  PeerInfo* real = new (r.arena->allocate(sizeof(PeerInfo))) PeerInfo();
+  real->local_port = r.peer->local_port;
+  real->tls = r.peer->tls;
   real->address = client;
   real->address_len = client.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
   r.overridePeer(real);

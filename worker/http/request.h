@@ -37,6 +37,8 @@ std::string_view httpVersionName(HttpVersion version);
 
 class SharedHosts;
 
+// The client of a connection. [real_ip] builds another for a request (applyRealIp in
+// real_ip.cpp copies the fields field by field: add a new one there too).
 struct PeerInfo {
   sockaddr_storage address{};
   socklen_t address_len = 0;
