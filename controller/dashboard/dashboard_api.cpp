@@ -182,6 +182,20 @@ Json instanceOverviewJson(const Json& show, const Json& metrics) {
   }
   out["caches"] = caches;
   out["apps"] = show.value("apps", Json(nullptr));
+  // The shared addresses it claims names on, as instance.show has them without the fronts'
+  // sandbox reports (the page shows who is there, the fronts' state and the hand-offs).
+  Json shared = show.value("shared", Json(nullptr));
+  if (shared.is_array()) {
+    for (Json& address : shared) {
+      if (!address.is_object() || !address.contains("fronts") || !address["fronts"].is_array()) {
+        continue;
+      }
+      for (Json& front : address["fronts"]) {
+        if (front.is_object()) front.erase("sandbox");
+      }
+    }
+  }
+  out["shared"] = shared;
   return out;
 }
 

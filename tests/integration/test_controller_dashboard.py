@@ -350,3 +350,46 @@ def test_a_proxying_instance_shows_its_upstream_servers(netns, tmp_path):
         scan.feed(chromium(netns, "http://127.0.0.1:%d/" % dport, str(tmp_path), "--dump-dom"))
         text = " ".join(scan.text)
         assert "Upstreams" in text and "127.0.0.1:%d" % dead in text
+
+
+def test_instances_on_a_shared_address_show_it_with_their_names(netns, tmp_path):
+    dport, port = free_port(), free_port()
+    shop, blog = unique_name("dshop"), unique_name("dblog")
+    configs = {
+        shop: '[[listen]]\naddress = "127.0.0.1:%d"\nnames = ["shop.example"]\n' % port,
+        blog: '[[listen]]\naddress = "127.0.0.1:%d"\ndefault = true\n' % port,
+    }
+    with Controller(extra_args=["--dashboard-listen", "127.0.0.1:%d" % dport],
+                    wrapper=netns.enter) as c:
+        # Both added before either starts: one started alone would keep the address.
+        for name, listen in configs.items():
+            c.add(name, listen + '[[route]]\nrespond = { body = "%s\\n" }\n' % name,
+                  "--shared-cpus")
+        for name in configs:
+            c.ctl("instance", "start", name)
+        # Each name reaches its instance through the front (once the front accepts).
+        for host, body in (("shop.example", shop), ("other.example", blog)):
+            def answer():
+                p = netns.run(["curl", "-s", "-H", "Host: " + host, "--max-time", "5",
+                               "http://127.0.0.1:%d/" % port], check=False)
+                return p.stdout if p.returncode == 0 else None
+            got = wait_until(answer, timeout=15, interval=0.3, what="an answer for " + host)
+            assert got == body.encode() + b"\n", (host, got)
+
+        def shared_of(name):
+            for inst in api(netns, dport, "/api/v1/overview")["instances"]:
+                if inst["name"] == name and inst["shared"]:
+                    [address] = inst["shared"]
+                    return address if [f["state"] for f in address["fronts"]] == ["ready"] \
+                        else None
+            return None
+        address = wait_until(lambda: shared_of(shop), timeout=15, interval=0.5,
+                             what="the shared address in the overview")
+        assert address["address"] == "127.0.0.1:%d" % port
+        assert all("sandbox" not in f for f in address["fronts"])
+        by_name = {i["name"]: i for i in address["instances"]}
+        assert by_name[shop]["names"] == ["shop.example"] and by_name[blog]["default"]
+        scan = DomScan()
+        scan.feed(chromium(netns, "http://127.0.0.1:%d/" % dport, str(tmp_path), "--dump-dom"))
+        text = " ".join(scan.text)
+        assert "Shared addresses" in text and "shop.example" in text and "(default)" in text

@@ -223,6 +223,21 @@ function updateCard(card, inst) {
   if (Array.isArray(inst.apps) && inst.apps.length) {
     p.extra.append(subTable('Apps', ['app', 'state'], inst.apps.map(a => [a.name, a.state])));
   }
+  if (Array.isArray(inst.shared) && inst.shared.length) {
+    const rows = [];
+    for (const a of inst.shared) {
+      const fronts = a.fronts || [];
+      const up = fronts.filter(f => f.state === 'ready').length;
+      for (const i of a.instances || []) {
+        const names = (i.names || []).concat(i.default ? ['(default)'] : []).join(', ');
+        rows.push([a.address + (a.tls ? ' (TLS)' : ''), i.name, names,
+                   i.running ? 'running, ' + i.workers_up + ' workers' : 'stopped', i.handoffs,
+                   up + ' of ' + fronts.length]);
+      }
+    }
+    p.extra.append(subTable('Shared addresses', ['address', 'instance', 'names', 'state',
+                                                 'handed off', 'fronts up'], rows));
+  }
 }
 
 async function refreshSeries(name, card) {

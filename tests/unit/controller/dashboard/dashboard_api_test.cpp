@@ -131,6 +131,20 @@ TEST(InstanceOverviewJson, SlimsProcessesAndCountsWorkersAndRestarts) {
   EXPECT_EQ(o["upstreams"][0]["name"], "api");
   EXPECT_EQ(o["upstreams"][0]["servers"][0]["failures"], 2);
   EXPECT_FALSE(o["upstreams"][0]["servers"][0].contains("latency_buckets"));
+  // Shared addresses pass, without the fronts' sandbox reports.
+  EXPECT_TRUE(o["shared"].is_null());
+  show["shared"] = Json::array(
+      {{{"address", "127.0.0.1:443"},
+        {"tls", true},
+        {"fronts", Json::array({{{"slot", 0}, {"state", "ready"}, {"sandbox", {{"big", 1}}}}})},
+        {"instances",
+         Json::array({{{"name", "web"}, {"names", Json::array({"a.example"})}, {"handoffs", 7}},
+                      {{"name", "other"}, {"default", true}, {"handoffs", 1}}})}}});
+  o = instanceOverviewJson(show, metrics);
+  EXPECT_EQ(o["shared"][0]["address"], "127.0.0.1:443");
+  EXPECT_EQ(o["shared"][0]["fronts"][0]["state"], "ready");
+  EXPECT_FALSE(o["shared"][0]["fronts"][0].contains("sandbox"));
+  EXPECT_EQ(o["shared"][0]["instances"][0]["handoffs"], 7);
 }
 
 class StoppedRuntime : public InstanceRuntime {
