@@ -3,6 +3,7 @@
 #include <array>
 
 #include "worker/http/header_field.h"
+#include "worker/http/weighted_tokens.h"
 
 namespace scalws::worker::compress {
 namespace {
@@ -13,25 +14,6 @@ struct AcceptedCodings {
   int identity = -1;
   int star = -1;
 };
-
-// RFC 9110 §12.4.2: qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ); -1 when
-// malformed.
-int parseQValue(std::string_view v) {
-  if (v.empty() || (v[0] != '0' && v[0] != '1')) return -1;
-  int whole = v[0] - '0';
-  if (v.size() == 1) return whole * 1000;
-  if (v[1] != '.' || v.size() > 5) return -1;
-  int frac = 0;
-  int digits = 0;
-  for (char c : v.substr(2)) {
-    if (c < '0' || c > '9') return -1;
-    frac = frac * 10 + (c - '0');
-    ++digits;
-  }
-  for (; digits < 3; ++digits) frac *= 10;
-  if (whole == 1 && frac != 0) return -1;
-  return whole * 1000 + frac;
-}
 
 int* slotFor(std::string_view coding, AcceptedCodings& m) {
   if (equalsIgnoreCase(coding, "br")) return &m.encodings[size_t(CompressEncoding::kBrotli)];
@@ -45,25 +27,10 @@ int* slotFor(std::string_view coding, AcceptedCodings& m) {
 }
 
 void scanAcceptEncoding(std::string_view list, AcceptedCodings& m) {
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    std::string_view element = list.substr(0, comma);
-    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    size_t semi = element.find(';');
-    std::string_view coding = trimOws(element.substr(0, semi));
-    if (coding.empty()) continue;
-    int q = 1000;
-    std::string_view params =
-        semi == std::string_view::npos ? std::string_view() : element.substr(semi + 1);
-    while (!params.empty()) {
-      size_t next = params.find(';');
-      std::string_view param = trimOws(params.substr(0, next));
-      if (param.size() >= 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
-        q = parseQValue(trimOws(param.substr(2)));
-      }
-      params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
-    }
-    if (q < 0) q = 0;  // malformed: not acceptable
+  WeightedTokens tokens(list);
+  std::string_view coding;
+  int q = 0;
+  while (tokens.next(coding, q)) {
     int* slot = slotFor(coding, m);
     if (slot != nullptr && *slot < 0) *slot = q;  // the first mention counts
   }
