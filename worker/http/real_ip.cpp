@@ -6,30 +6,11 @@
 #include <cstring>
 #include <new>
 
+#include "common/net/port_number.h"
 #include "worker/config_snapshot.h"
+#include "worker/http/header_field.h"
 
 namespace scalws::worker {
-namespace {
-
-bool parsePort(std::string_view text, uint16_t& port) {
-  if (text.empty() || text.size() > 5) return false;
-  uint32_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<uint32_t>(c - '0');
-  }
-  if (value > 65535) return false;
-  port = static_cast<uint16_t>(value);
-  return true;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 bool parseForwardedAddress(std::string_view text, sockaddr_storage& out) {
   std::string_view host = text;
@@ -40,14 +21,17 @@ bool parseForwardedAddress(std::string_view text, sockaddr_storage& out) {
     if (close == std::string_view::npos) return false;
     host = text.substr(1, close - 1);
     std::string_view rest = text.substr(close + 1);
-    if (!rest.empty() && (rest.front() != ':' || !parsePort(rest.substr(1), port))) return false;
+    if (!rest.empty() &&
+        (rest.front() != ':' || !common::net::parsePortNumber(rest.substr(1), port))) {
+      return false;
+    }
     v6 = true;
   } else if (size_t colon = text.find(':'); colon != std::string_view::npos) {
     if (text.find(':', colon + 1) != std::string_view::npos) {
       v6 = true;  // a bare IPv6 address: no port without brackets
     } else {
       host = text.substr(0, colon);
-      if (!parsePort(text.substr(colon + 1), port)) return false;
+      if (!common::net::parsePortNumber(text.substr(colon + 1), port)) return false;
     }
   }
   char buf[INET6_ADDRSTRLEN];
@@ -80,7 +64,7 @@ bool findRealClient(const common::config::RealIpConfig& config, const Request& r
     while (true) {
       size_t comma = list.rfind(',');
       std::string_view element =
-          trim(comma == std::string_view::npos ? list : list.substr(comma + 1));
+          trimOws(comma == std::string_view::npos ? list : list.substr(comma + 1));
       if (!element.empty()) {
         sockaddr_storage address;
         if (!parseForwardedAddress(element, address)) return found;

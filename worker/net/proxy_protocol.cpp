@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/net/port_number.h"
+
 namespace scalws::worker {
 namespace {
 
@@ -17,18 +19,6 @@ ProxyHeader invalid() {
   ProxyHeader h;
   h.outcome = ProxyHeader::Outcome::kInvalid;
   return h;
-}
-
-bool parsePort(std::string_view text, uint16_t& port) {
-  if (text.empty() || text.size() > 5) return false;
-  uint32_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<uint32_t>(c - '0');
-  }
-  if (value > 65535) return false;
-  port = static_cast<uint16_t>(value);
-  return true;
 }
 
 // The next space-separated field of `line` (which it consumes, with the space).
@@ -73,8 +63,10 @@ ProxyHeader parseV1(std::string_view bytes) {
   uint16_t sport = 0;
   uint16_t dport = 0;
   unsigned char scratch[16];
-  if (destination_port.find(' ') != std::string_view::npos || !parsePort(source_port, sport) ||
-      !parsePort(destination_port, dport) || !parseAddress(destination, family, scratch)) {
+  if (destination_port.find(' ') != std::string_view::npos ||
+      !common::net::parsePortNumber(source_port, sport) ||
+      !common::net::parsePortNumber(destination_port, dport) ||
+      !parseAddress(destination, family, scratch)) {
     return invalid();
   }
   if (family == AF_INET) {
