@@ -23,21 +23,27 @@ void sendError(Request& request, ResponseWriter& writer, uint16_t status,
                         static_cast<int>(reason.size()), reason.data());
   std::string_view page(body, n > 0 ? static_cast<size_t>(n) : 0);
 
-  std::array<HeaderField, 8> headers;
+  std::array<HeaderField, 8> fields;
+  writer.sendHead(errorHead(status, "text/html; charset=utf-8", extra, page.size(), close, fields));
+  writer.sendBody(page, BodyLifetime::kCopy);
+  writer.finish();
+}
+
+ResponseHead errorHead(uint16_t status, std::string_view content_type,
+                       std::span<const HeaderField> extra, uint64_t length, bool close,
+                       std::array<HeaderField, 8>& fields) noexcept {
   size_t count = 0;
-  headers[count++] = {"content-type", "text/html; charset=utf-8"};
+  fields[count++] = {"content-type", content_type};
   for (const HeaderField& h : extra) {
-    if (count == headers.size()) break;
-    headers[count++] = h;
+    if (count == fields.size()) break;
+    fields[count++] = h;
   }
   ResponseHead head;
   head.status = status;
-  head.headers = std::span<const HeaderField>(headers.data(), count);
-  head.content_length = page.size();
+  head.headers = std::span<const HeaderField>(fields.data(), count);
+  head.content_length = length;
   head.close_connection = close;
-  writer.sendHead(head);
-  writer.sendBody(page, BodyLifetime::kCopy);
-  writer.finish();
+  return head;
 }
 
 void sendBackendFailure(Request& request, ResponseWriter& writer, uint16_t status,

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "worker/http/error_response.h"
 #include "worker/loop/worker_loop.h"
 
 namespace scalws::worker {
@@ -78,19 +79,8 @@ bool ErrorPages::send(Request& request, ResponseWriter& writer, uint16_t status,
   OpenFile& file = *found.file;
   if (file.contentType().empty()) file.setContentType(page->root->mime().lookup(page->path));
 
-  std::array<HeaderField, 8> headers;
-  size_t count = 0;
-  headers[count++] = {"content-type", file.contentType()};
-  for (const HeaderField& h : extra) {
-    if (count == headers.size()) break;
-    headers[count++] = h;
-  }
-  ResponseHead head;
-  head.status = status;
-  head.headers = std::span<const HeaderField>(headers.data(), count);
-  head.content_length = file.size();
-  head.close_connection = close;
-  writer.sendHead(head);
+  std::array<HeaderField, 8> fields;
+  writer.sendHead(errorHead(status, file.contentType(), extra, file.size(), close, fields));
   if (!request.isHead() && file.size() > 0) {
     if (file.hasBytes()) {
       writer.sendBody(file.bytes(), BodyLifetime::kCopy);
