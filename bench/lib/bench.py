@@ -727,13 +727,38 @@ def gate_builds(row):
     return bad, figs
 
 
+# With h2o as a third server beside nginx (--servers scalws,nginx,h2o), every row judged
+# against nginx must also be ahead of h2o: req/s ratio >= 1.00 or, where the generator's
+# core is the limit, CPU per request ratio <= 1.00; on tls-h2-static-small, where h2o is
+# the one to beat, the CPU per request ratio itself (bench/TARGETS.md, "Builds").
+H2O_CPU_SCENARIOS = ("tls-h2-static-small",)
+
+
+def ahead_of_h2o(row, h2o):
+    """The problem with `row` against h2o, or None."""
+    comp = row.get("vs", {}).get(h2o, {})
+    rr, cr = comp.get("rps_ratio"), comp.get("cpu_ratio")
+    figs = f"vs {h2o}: req/s ratio {_fmt_ratio(rr)}, CPU/request ratio {_fmt_ratio(cr)}"
+    if row["per_server"][h2o]["status"] != "ok":
+        return None
+    if row["name"] in H2O_CPU_SCENARIOS:
+        return None if cr and cr["median"] <= 1.0 else f"CPU/request behind {h2o}: {figs}"
+    if (rr and rr["median"] >= 1.0) or (cr and cr["median"] <= 1.0):
+        return None
+    return f"behind {h2o} in req/s and CPU/request: {figs}"
+
+
 def cmd_gate(a):
     summary = json.load(open(a.summary))
     targets = parse_targets(a.design)
     servers = summary["servers"][:2]
     kinds = summary["meta"]["kinds"][:2]
-    for extra in summary["servers"][2:]:
-        print(f"gate: not judged: {extra} (the gate compares {servers[0]} with {servers[1]})")
+    h2o = None
+    for extra, kind in zip(summary["servers"][2:], summary["meta"]["kinds"][2:]):
+        if kind == "h2o" and kinds == ["scalws", "nginx"] and h2o is None:
+            h2o = extra
+        else:
+            print(f"gate: not judged: {extra} (the gate compares {servers[0]} with {servers[1]})")
     failures, judged, skipped = [], [], []
     for row in summary["scenarios"]:
         if (kinds[0] == kinds[1] and kinds[0].startswith("scalws")
@@ -786,6 +811,12 @@ def cmd_gate(a):
             failures.append(f"{row['name']}: {' and '.join(bad)} misses target: {figs}")
         else:
             judged.append(f"{row['name']}: meets target: {figs}")
+        if h2o is not None:
+            problem = ahead_of_h2o(row, h2o)
+            if problem:
+                failures.append(f"{row['name']}: {problem}")
+            else:
+                judged.append(f"{row['name']}: ahead of {h2o}")
     for line in judged:
         print(f"gate: {line}")
     for line in skipped:

@@ -125,3 +125,27 @@ def test_third_server_gets_its_own_ratios(tmp_path):
     assert row["rps_ratio"]["median"] == 2.0  # against the second server, as before
     assert row["vs"]["h2o"]["rps_ratio"]["median"] == 1.25
     assert row["vs"]["h2o"]["cpu_ratio"]["median"] == 1.25
+
+
+def test_with_h2o_beside_nginx_every_row_must_be_ahead_of_both(tmp_path):
+    three = (["scalws", "nginx", "h2o"], ["scalws", "nginx", "h2o"])
+    # respond: 2x nginx (its target), and ahead of h2o in req/s though not in CPU: a pass.
+    _, rc, out = summarise_and_gate(tmp_path, *three, {
+        "scalws": [(100, 5.0, 1000, 3000)] * 3,
+        "nginx": [(50, 10.0, 1000, 9000)] * 3,
+        "h2o": [(80, 4.0, 1000, 9000)] * 3})
+    assert rc == 0 and "respond: ahead of h2o" in out, out
+    # Behind h2o both ways: a failure, whatever the ratio to nginx.
+    (tmp_path / "behind").mkdir()
+    _, rc, out = summarise_and_gate(tmp_path / "behind", *three, {
+        "scalws": [(100, 5.0, 1000, 3000)] * 3,
+        "nginx": [(50, 10.0, 1000, 9000)] * 3,
+        "h2o": [(120, 4.0, 1000, 9000)] * 3})
+    assert rc == 1 and "behind h2o" in out, out
+    # On TLS + HTTP/2 the CPU per request must reach h2o's, whatever the req/s.
+    (tmp_path / "tls").mkdir()
+    _, rc, out = summarise_and_gate(tmp_path / "tls", *three, {
+        "scalws": [(300, 5.0, 1000, 3000)] * 3,
+        "nginx": [(100, 20.0, 1000, 9000)] * 3,
+        "h2o": [(200, 4.0, 1000, 9000)] * 3}, scenario="tls-h2-static-small")
+    assert rc == 1 and "CPU/request behind h2o" in out, out
