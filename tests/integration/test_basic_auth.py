@@ -37,6 +37,12 @@ match = { prefix = "/secret" }
 auth = { realm = "staff", users = "$dir/users" }
 respond = { status = 200, body = "secret\\n" }
 [[route]]
+match = { prefix = "/framed" }
+auth = { realm = "staff", users = "$dir/users" }
+headers = { set = { "x-frame-options" = "DENY" } }
+errors = { root = "@WWW@", 401 = "/401.html" }
+respond = { status = 200, body = "framed\\n" }
+[[route]]
 match = { prefix = "/staff/" }
 auth = { realm = "staff", users = "$dir/users" }
 php = { pool = "main", root = "@WWW@" }
@@ -84,6 +90,7 @@ def server():
     os.mkdir(os.path.join(fpm.www, "staff"))
     os.chmod(os.path.join(fpm.www, "staff"), 0o755)
     fpm.write("staff/whoami.php", WHOAMI)
+    fpm.write("401.html", "<p>who are you?</p>\n")
     s = Scalwsd(SITE.replace("@WWW@", fpm.www).replace("@ADDRESS@", fpm.address), start=False)
     make_cert(s.dir, "site", "site.test", ("site.test",))
     # The sandboxed worker (nobody when run as root) reads the users file, and on a reload
@@ -114,6 +121,17 @@ def test_challenge_then_bcrypt_and_sha_crypt_users(client):
         status, headers, _ = client.request("/secret", "-u", creds)
         assert status == 401 and headers["www-authenticate"] == CHALLENGE, creds
     assert client.request("/secret", "-H", "Authorization: Bearer abc")[0] == 401
+
+
+def test_the_routes_response_rules_apply_to_its_401(client):
+    # The refusal goes through the route's header edits and its own error page, like any
+    # other answer of the route.
+    status, headers, body = client.request("/framed")
+    assert status == 401 and headers["www-authenticate"] == CHALLENGE
+    assert headers["x-frame-options"] == "DENY"
+    assert body == b"<p>who are you?</p>\n"
+    status, headers, body = client.request("/framed", "-u", "ann:s3cret")
+    assert (status, body) == (200, b"framed\n") and headers["x-frame-options"] == "DENY"
 
 
 def test_php_gets_the_user_and_the_whole_body(client, tmp_path):

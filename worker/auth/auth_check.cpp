@@ -4,7 +4,6 @@
 
 #include "common/log.h"
 #include "worker/auth/basic_auth.h"
-#include "worker/http/error_response.h"
 #include "worker/http/http_stream.h"
 #include "worker/http/request_dispatcher.h"
 #include "worker/loop/worker_loop.h"
@@ -47,7 +46,7 @@ void AuthCheck::start(Request& request, HttpStream& stream, const BasicAuth& aut
     request.setBodySink(nullptr);
     delete c;
     const HeaderField retry[] = {{"Retry-After", "1"}};
-    sendError(request, stream, 503, retry, request.has_body);
+    RequestDispatcher::answerError(stream, 503, request.has_body, retry);
     return;
   }
   ++c->state_->pending;

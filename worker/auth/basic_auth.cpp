@@ -6,8 +6,8 @@
 #include <atomic>
 
 #include "worker/auth/auth_check.h"
-#include "worker/http/error_response.h"
 #include "worker/http/http_stream.h"
+#include "worker/http/request_dispatcher.h"
 #include "worker/loop/worker_loop.h"
 
 namespace scalws::worker {
@@ -37,7 +37,7 @@ BasicAuth::BasicAuth(std::shared_ptr<const common::auth::Htpasswd> users, const 
 void BasicAuth::deny(Request& request, HttpStream& stream) const {
   const HeaderField challenge[] = {{"WWW-Authenticate", challenge_}};
   // The body is not read for a request that is refused anyway: close after the answer.
-  sendError(request, stream, 401, challenge, request.has_body);
+  RequestDispatcher::answerError(stream, 401, request.has_body, challenge);
 }
 
 BasicAuth::Outcome BasicAuth::admit(Request& r, HttpStream& stream, const ConfigSnapshot& snapshot,
@@ -57,7 +57,7 @@ BasicAuth::Outcome BasicAuth::admit(Request& r, HttpStream& stream, const Config
   if (state.pending >= kMaxPendingPerLoop) {
     OPENSSL_cleanse(credentials->second.data(), credentials->second.size());
     const HeaderField retry[] = {{"Retry-After", "1"}};
-    sendError(r, stream, 503, retry, r.has_body);
+    RequestDispatcher::answerError(stream, 503, r.has_body, retry);
     return Outcome::kAnswered;
   }
   AuthCheck::start(r, stream, *this, snapshot, route, std::move(credentials->first),

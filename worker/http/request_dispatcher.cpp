@@ -117,9 +117,10 @@ void RequestDispatcher::runHandler(HttpStream& stream, const ConfigSnapshot& sna
   handler->handle(r, writerFor(stream, r, snap.responseRules(route)));
 }
 
-void RequestDispatcher::answerError(HttpStream& stream, uint16_t status, bool close) noexcept {
+void RequestDispatcher::answerError(HttpStream& stream, uint16_t status, bool close,
+                                    std::span<const HeaderField> extra) noexcept {
   Request& r = stream.request_;
-  sendError(r, writerFor(stream, r, r.response_rules), status, {}, close);
+  sendError(r, writerFor(stream, r, r.response_rules), status, extra, close);
 }
 
 void RequestDispatcher::resume(HttpStream& stream, const ConfigSnapshot& snap, int route,

@@ -25,11 +25,15 @@
 // Response rules (headers, errors, compress: worker/response/): the route's, or for the
 // 400, 404 and rewrite 500 given before a route matched, [site]'s. When they edit headers
 // or compress, the handler (and the route's own 403/413) answers through a ResponseFilter
-// instead of the stream; a route without rules gets the stream itself.
+// instead of the stream; a route without rules gets the stream itself. Auth's 401 and 503
+// go through answerError, so the route's rules apply to them too.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
+
+#include "worker/http/header_field.h"
 
 namespace scalws::worker {
 
@@ -40,10 +44,12 @@ class WorkerLoop;
 class RequestDispatcher {
  public:
   static void dispatch(HttpStream& stream, const ConfigSnapshot& snapshot) noexcept;
-  // An error the connection finds after dispatch (a body past max_body) answered with the
-  // response rules the request was dispatched with (request().response_rules): its error
-  // page and header edits. The handler's InFlight must have been aborted already.
-  static void answerError(HttpStream& stream, uint16_t status, bool close) noexcept;
+  // An error found after routing (a body past max_body, a route's auth refusing) answered
+  // with the response rules the request was dispatched with (request().response_rules):
+  // its error page and header edits. No InFlight may be set on the stream any more (a
+  // handler's aborted, an auth check's cleared).
+  static void answerError(HttpStream& stream, uint16_t status, bool close,
+                          std::span<const HeaderField> extra = {}) noexcept;
   // Steps 5 and 6 for a request whose checks finished later (an auth check on the thread
   // pool), on the loop: `early_body` is what the protocol delivered meanwhile, handed to
   // the handler's sink after it ran, with the body's end when `body_ended`.
