@@ -9,8 +9,9 @@ import os
 
 import pytest
 
-from harness import Scalwsd, curl
+from harness import Scalwsd
 from php_fpm import PhpFpm
+from protocol_clients import PROTOCOLS, ProtocolClient
 from static_site import write_tree
 from tls_support import make_cert
 
@@ -51,14 +52,13 @@ max_conns = 2
 FILE = b"0123456789abcdef" * 256  # 4 KiB
 BODY = os.urandom(1000 * 1000 + 17)  # under the default max_body (1m)
 
-# name -> (curl options, which base URL, what SERVER_PROTOCOL and HTTPS PHP sees)
-PROTOCOLS = {
-    "http1": ((), "plain", "HTTP/1.1", None),
-    "h2c": (("--http2-prior-knowledge",), "plain", "HTTP/2.0", None),
-    "http1-tls": (("-k", "--http1.1"), "tls", "HTTP/1.1", "on"),
-    "h2-tls": (("-k", "--http2"), "tls", "HTTP/2.0", "on"),
+# name -> what SERVER_PROTOCOL and HTTPS PHP sees over it
+PHP_SEES = {
+    "http1": ("HTTP/1.1", None),
+    "h2c": ("HTTP/2.0", None),
+    "http1-tls": ("HTTP/1.1", "on"),
+    "h2-tls": ("HTTP/2.0", "on"),
 }
-CURL_VERSION = {"http1": "1.1", "h2c": "2", "http1-tls": "1.1", "h2-tls": "2"}
 
 
 @pytest.fixture(scope="module")
@@ -80,31 +80,10 @@ def server():
     fpm.stop()
 
 
-class Client:
+class Client(ProtocolClient):
     def __init__(self, server, protocol):
-        self.options, base, self.server_protocol, self.https = PROTOCOLS[protocol]
-        port = server.port if base == "plain" else server.port2
-        self.base = ("http" if base == "plain" else "https") + "://127.0.0.1:%d" % port
-        self.version = CURL_VERSION[protocol]
-
-    def request(self, path, *args):
-        """(status, headers dict with lowercase names, body) of one request."""
-        dump = () if "-I" in args else ("-D", "-")  # -I prints the head itself
-        code, out, err = curl(*self.options, *dump, "-w", "\n%{http_version}", *args,
-                              self.base + path)
-        assert code == 0, err
-        out, _, version = out.rpartition(b"\n")
-        assert version.decode() == self.version, "curl spoke HTTP/%s" % version.decode()
-        head, _, body = out.partition(b"\r\n\r\n")
-        while head.split(b" ", 2)[1].startswith(b"1"):  # an interim 100 Continue
-            head, _, body = body.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        return status, headers, body
+        super().__init__(server, protocol)
+        self.server_protocol, self.https = PHP_SEES[protocol]
 
 
 @pytest.fixture(params=list(PROTOCOLS))
