@@ -69,6 +69,16 @@ tls = { cert = "$dir/site.crt", key = "$dir/site.key" }
 """ + ROUTES
 
 
+
+def read_to_eof(sock):
+    """Everything the server sends until it closes the connection."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
 def start_site(template, fpm, upstream):
     s = Scalwsd(template.replace("@WWW@", fpm.www).replace("@ADDRESS@", fpm.address)
                 .replace("@UPSTREAM@", upstream.address), start=False)
@@ -130,12 +140,7 @@ def connect(port, header, tls, alpn):
 def http1(sock, path):
     sock.sendall(("GET %s HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n" %
                   path).encode())
-    data = b""
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = read_to_eof(sock)
     r = parse_responses(data)[0]
     return r.status, r.body
 
@@ -237,23 +242,13 @@ def test_real_ip_with_the_proxy_header(proxied):
     sock = connect(proxied.port, v1("10.9.9.9"), False, None)
     sock.sendall(b"GET /info.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                  b"X-Forwarded-For: 198.51.100.1, 203.0.113.8\r\n\r\n")
-    data = b""
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = read_to_eof(sock)
     assert json.loads(parse_responses(data)[0].body)["REMOTE_ADDR"] == "203.0.113.8"
     # An untrusted one: its header is not believed.
     sock = connect(proxied.port, v1("198.51.100.9"), False, None)
     sock.sendall(b"GET /info.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                  b"X-Forwarded-For: 203.0.113.8\r\n\r\n")
-    data = b""
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = read_to_eof(sock)
     assert json.loads(parse_responses(data)[0].body)["REMOTE_ADDR"] == "198.51.100.9"
 
 
