@@ -69,7 +69,6 @@ tls = { cert = "$dir/site.crt", key = "$dir/site.key" }
 """ + ROUTES
 
 
-
 def read_to_eof(sock):
     """Everything the server sends until it closes the connection."""
     data = b""
@@ -78,6 +77,7 @@ def read_to_eof(sock):
         if not chunk:
             return data
         data += chunk
+
 
 def start_site(template, fpm, upstream):
     s = Scalwsd(template.replace("@WWW@", fpm.www).replace("@ADDRESS@", fpm.address)
