@@ -26,7 +26,7 @@ SessionSettings Connection::settingsFor(const ConfigSnapshot& snapshot) {
 
 Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
     : SocketConnection(loop, std::move(transport), peer),
-      current_{loop.snapshot(), 0},
+      snapshots_(loop.snapshot()),
       session_(*this, settingsFor(*loop.snapshot()), loop.date(), loop.buffers()),
       high_water_(settingsFor(*loop.snapshot()).output_high_water) {}
 
@@ -153,7 +153,7 @@ void Connection::updateTimer() {
 }
 
 void Connection::armTimer(Timer timer) {
-  setTimer(timer, current_.snapshot->server());
+  setTimer(timer, snapshots_.current().server());
 }
 
 void Connection::onTimeout() noexcept {
@@ -182,28 +182,10 @@ void Connection::onTimeout() noexcept {
   if (state_ != State::kClosed) session_.collect();
 }
 
-const ConfigSnapshot& Connection::snapshotForNewStream() {
-  // Streams already running keep theirs; new ones move to the loop's current snapshot,
-  // as long as at most one older snapshot is still in use.
-  if (loop_.snapshot() != current_.snapshot && previous_.streams == 0) {
-    previous_ = std::move(current_);
-    current_ = SnapshotRef{loop_.snapshot(), 0};
-    if (previous_.streams == 0) previous_.snapshot.reset();
-  }
-  ++current_.streams;
-  return *current_.snapshot;
-}
-
 void Connection::onRequest(Stream& stream) noexcept {
   served_any_ = true;
+  const ConfigSnapshot& snap = stream.beginRequest(loop_, peer_, snapshots_);
   Request& r = stream.request();
-  r.id = loop_.nextRequestId();
-  r.start_ns = uv_hrtime();
-  r.peer = &peer_;
-  r.loop = &loop_;
-  const ConfigSnapshot& snap = snapshotForNewStream();
-  stream.snapshot = &snap;
-  stream.server_header = snap.server().server_header;
   stream.alt_svc = snap.altSvc(peer_);
   if (stream.requestError() != 0) {
     sendError(r, stream, stream.requestError());
@@ -217,12 +199,7 @@ void Connection::onResponseFinished(Stream& stream) noexcept {
 }
 
 void Connection::onStreamClosed(Stream& stream) noexcept {
-  if (stream.snapshot == nullptr) return;
-  if (previous_.snapshot && stream.snapshot == previous_.snapshot.get()) {
-    if (--previous_.streams == 0) previous_.snapshot.reset();
-  } else if (current_.streams > 0) {
-    --current_.streams;
-  }
+  snapshots_.release(stream.snapshot);
 }
 
 void Connection::onOutputPending() noexcept {

@@ -24,6 +24,7 @@
 
 #include "worker/config_snapshot.h"
 #include "worker/http/request.h"
+#include "worker/http/stream_snapshots.h"
 #include "worker/http2/session.h"
 #include "worker/loop/socket_connection.h"
 #include "worker/loop/timeout_queue.h"
@@ -51,11 +52,6 @@ class Connection final : public SocketConnection<Connection>, private SessionOwn
 
  private:
   enum class State { kOpen, kLingering, kClosed };
-  struct SnapshotRef {
-    std::shared_ptr<const ConfigSnapshot> snapshot;
-    uint32_t streams = 0;
-  };
-
   // SessionOwner
   void onRequest(Stream& stream) noexcept override;
   void onResponseFinished(Stream& stream) noexcept override;
@@ -75,13 +71,11 @@ class Connection final : public SocketConnection<Connection>, private SessionOwn
   void updatePoll();
   void updateTimer();
   void armTimer(Timer timer);
-  const ConfigSnapshot& snapshotForNewStream();
   void startLingering();
   void close();
 
   State state_ = State::kOpen;
-  SnapshotRef current_;
-  SnapshotRef previous_;
+  StreamSnapshots snapshots_;
   Session session_;
   size_t high_water_;
   bool in_event_ = false;

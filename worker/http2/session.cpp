@@ -85,23 +85,6 @@ Stream* Session::streamFor(int32_t id) const {
   return static_cast<Stream*>(nghttp2_session_get_stream_user_data(session_, id));
 }
 
-void Session::link(Stream*& list, Stream* s) {
-  s->prev_ = nullptr;
-  s->next_ = list;
-  if (list != nullptr) list->prev_ = s;
-  list = s;
-}
-
-void Session::unlink(Stream*& list, Stream* s) {
-  if (s->prev_ != nullptr) {
-    s->prev_->next_ = s->next_;
-  } else {
-    list = s->next_;
-  }
-  if (s->next_ != nullptr) s->next_->prev_ = s->prev_;
-  s->prev_ = s->next_ = nullptr;
-}
-
 Stream* Session::acquire(int32_t id) {
   Stream* s;
   if (!free_.empty()) {
@@ -112,15 +95,12 @@ Stream* Session::acquire(int32_t id) {
     s = streams_.back().get();
   }
   s->start(id);
-  link(active_, s);
-  ++active_count_;
+  active_.pushFront(s);
   return s;
 }
 
 void Session::collect() {
-  while (closed_ != nullptr) {
-    Stream* s = closed_;
-    unlink(closed_, s);
+  while (Stream* s = closed_.popFront()) {
     s->recycle();
     free_.push_back(s);
   }
@@ -247,7 +227,7 @@ bool Session::overFlood(bool allowed) {
 }
 
 bool Session::hasBlockedData() const {
-  for (Stream* s = active_; s != nullptr; s = s->next_) {
+  for (Stream* s = active_.front(); s != nullptr; s = StreamList<Stream>::next(s)) {
     if (s->data_ != Stream::DataState::kNone && (!s->body_.empty() || s->responseFinished())) {
       return true;
     }
@@ -256,7 +236,7 @@ bool Session::hasBlockedData() const {
 }
 
 bool Session::awaitsRequestBody() const {
-  for (Stream* s = active_; s != nullptr; s = s->next_) {
+  for (Stream* s = active_.front(); s != nullptr; s = StreamList<Stream>::next(s)) {
     // A paused body is held back by us, not by the client: no body timeout for it; nor
     // for a tunnel, whose client may stay quiet as long as its handler allows.
     if (s->request_state_ == Stream::RequestState::kBody && !s->tunnelled()) return true;
@@ -265,7 +245,7 @@ bool Session::awaitsRequestBody() const {
 }
 
 void Session::abortAll() {
-  for (Stream* s = active_; s != nullptr; s = s->next_) s->close();
+  for (Stream* s = active_.front(); s != nullptr; s = StreamList<Stream>::next(s)) s->close();
 }
 
 void Session::consume(int32_t stream_id, uint64_t n) {
@@ -468,9 +448,8 @@ int Session::onStreamClose(nghttp2_session*, int32_t stream_id, uint32_t error_c
   (void)error_code;
   // A reset before our response ended: the handler learns it before the request goes.
   stream->close();
-  s.unlink(s.active_, stream);
-  --s.active_count_;
-  s.link(s.closed_, stream);
+  s.active_.remove(stream);
+  s.closed_.pushFront(stream);
   s.owner_.onStreamClosed(*stream);
   return 0;
 }

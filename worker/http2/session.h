@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "common/http_date.h"
+#include "worker/http/stream_list.h"
+#include "worker/http/stream_owner.h"
 #include "worker/http2/flood_guard.h"
 #include "worker/http2/frame_checker.h"
 #include "worker/http2/stream.h"
@@ -47,24 +49,7 @@ struct SessionSettings {
   FloodLimits flood;
 };
 
-class SessionOwner {
- public:
-  // A request head arrived (END_HEADERS). Route it and answer through the stream, now or
-  // later; when stream.requestError() is not 0, answer that error.
-  virtual void onRequest(Stream& stream) noexcept = 0;
-  // finish() was called on the stream's response (for the access log).
-  virtual void onResponseFinished(Stream& stream) noexcept = 0;
-  // The stream is closed (response sent or reset); any InFlight was aborted before.
-  virtual void onStreamClosed(Stream& stream) noexcept = 0;
-  // A writer call made outside receive() queued output: call send() and flush.
-  virtual void onOutputPending() noexcept = 0;
-  // The request body outgrew the limit the owner set before the handler answered: answer
-  // 413 (the handler's InFlight, if any, was aborted and its body sink dropped).
-  virtual void onBodyTooLarge(Stream& stream) noexcept = 0;
-
- protected:
-  ~SessionOwner() = default;
-};
+using SessionOwner = StreamOwner<Stream>;
 
 class Session {
  public:
@@ -93,7 +78,7 @@ class Session {
   // Immediate end: GOAWAY with `error_code` (RFC 9113 §7).
   void terminate(uint32_t error_code);
 
-  size_t activeStreams() const { return active_count_; }
+  size_t activeStreams() const { return active_.size(); }
   // A response has bytes queued that the peer's flow-control window holds back.
   bool hasBlockedData() const;
   // A routed request whose body has not fully arrived.
@@ -137,8 +122,6 @@ class Session {
   friend class Stream;
   Stream* streamFor(int32_t id) const;
   Stream* acquire(int32_t id);
-  void link(Stream*& list, Stream* s);
-  void unlink(Stream*& list, Stream* s);
   int readData(Stream& stream, size_t max, uint32_t* flags);
   bool overFlood(bool allowed);
   // nghttp2_session_mem_recv and its error handling; false once the session failed.
@@ -163,9 +146,8 @@ class Session {
 
   std::vector<std::unique_ptr<Stream>> streams_;  // every stream object this session made
   std::vector<Stream*> free_;
-  Stream* active_ = nullptr;
-  size_t active_count_ = 0;
-  Stream* closed_ = nullptr;
+  StreamList<Stream> active_;
+  StreamList<Stream> closed_;
   std::vector<Stream*> writable_;  // streams whose queue drained during send()
 };
 

@@ -1,30 +1,9 @@
 #include "worker/http2/stream.h"
 
-#include <cstring>
-
-#include "worker/http/decimal.h"
-#include "worker/http/method.h"
 #include "worker/http/pseudo_header_request.h"
-#include "worker/http/status_text.h"
 #include "worker/http2/session.h"
 
 namespace scalws::worker::http2 {
-namespace {
-
-// RFC 9113 §8.2.2: connection-specific fields must not appear in HTTP/2. Content-Length
-// is the writer's to set, from ResponseHead.
-bool droppedResponseField(std::string_view name) {
-  static constexpr std::string_view kDropped[] = {
-      "connection",        "keep-alive", "proxy-connection",
-      "transfer-encoding", "upgrade",    "content-length",
-  };
-  for (std::string_view d : kDropped) {
-    if (equalsIgnoreCase(name, d)) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 Stream::Stream(Session& session)
     : MultiplexedStream(1024), session_(session), body_(session.pool_) {
@@ -45,7 +24,6 @@ void Stream::recycle() {
   resetRequestSide();
   nva_.clear();
   pseudo_ = {};
-  data_ = DataState::kNone;
   alt_svc = {};
   id_ = 0;
 }
@@ -92,8 +70,8 @@ void Stream::reopenWindow(uint64_t n) noexcept {
   session_.consume(id_, n);
 }
 
-void Stream::windowReopened() noexcept {
-  session_.streamOutputChanged();  // the WINDOW_UPDATE, if one is due
+void Stream::outputChanged() noexcept {
+  session_.streamOutputChanged();
 }
 
 void Stream::bodyTooLarge() noexcept {
@@ -106,14 +84,8 @@ void Stream::close() noexcept {
   releaseUnconsumed();
 }
 
-void Stream::resumeData() {
-  if (data_ != DataState::kDeferred) return;
-  data_ = DataState::kFlowing;
+void Stream::resumeCodec() noexcept {
   nghttp2_session_resume_data(session_.raw(), id_);
-}
-
-void Stream::endResumedDispatch() noexcept {
-  session_.streamOutputChanged();  // the interim 100 or the answer, sent now
 }
 
 void Stream::onExpectContinue(bool will_read) noexcept {
@@ -125,25 +97,19 @@ void Stream::onExpectContinue(bool will_read) noexcept {
   nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, id_, nullptr, kContinue, 1, nullptr);
 }
 
-void Stream::addResponseHeader(std::string_view name, std::string_view value) {
-  char* lower = arena_.allocate(name.size());
-  for (size_t i = 0; i < name.size(); ++i) lower[i] = asciiLower(name[i]);
-  std::string_view v = arena_.copy(value);
-  nva_.push_back(nghttp2_nv{
-      reinterpret_cast<uint8_t*>(lower), reinterpret_cast<uint8_t*>(const_cast<char*>(v.data())),
-      name.size(), v.size(), NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
+void Stream::setNva(std::span<const HeaderField> fields) {
+  nva_.clear();
+  for (const HeaderField& f : fields) {
+    nva_.push_back(nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(f.name.data())),
+                              reinterpret_cast<uint8_t*>(const_cast<char*>(f.value.data())),
+                              f.name.size(), f.value.size(),
+                              NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
+  }
 }
 
 void Stream::sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
   if (closed() || responseState() != ResponseState::kNone || status < 102 || status > 199) return;
-  nva_.clear();
-  char digits[3] = {static_cast<char>('0' + status / 100),
-                    static_cast<char>('0' + status / 10 % 10),
-                    static_cast<char>('0' + status % 10)};
-  addResponseHeader(":status", std::string_view(digits, 3));  // copied into the arena
-  for (const HeaderField& h : headers) {
-    if (!droppedResponseField(h.name)) addResponseHeader(h.name, h.value);
-  }
+  setNva(interimFields(status, headers));
   // RFC 9113 §8.1: a HEADERS frame without END_STREAM carrying a 1xx status.
   nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, id_, nullptr, nva_.data(), nva_.size(),
                          nullptr);
@@ -156,30 +122,17 @@ void Stream::sendHead(const ResponseHead& head) noexcept {
   // DATA both ways is the tunnel.
   uint16_t code = head.status == 101 && !request_.upgrade.empty() ? 200 : head.status;
   if (!beginResponse(code)) return;
-  bool body_allowed = statusHasBody(code);
-  bool has_body = body_allowed && !request_.isHead();
-
-  nva_.clear();
-  char status[3] = {static_cast<char>('0' + code / 100 % 10),
-                    static_cast<char>('0' + code / 10 % 10), static_cast<char>('0' + code % 10)};
-  addResponseHeader(":status", std::string_view(status, 3));
-  for (const HeaderField& h : head.headers) {
-    if (!droppedResponseField(h.name)) addResponseHeader(h.name, h.value);
+  setNva(responseFields(code, head.headers, head.content_length, session_.date().value()));
+  if (!alt_svc.empty()) {
+    nva_.push_back(nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>("alt-svc")),
+                              reinterpret_cast<uint8_t*>(const_cast<char*>(alt_svc.data())), 7,
+                              alt_svc.size(),
+                              NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
   }
-  if (body_allowed && head.content_length.has_value()) {
-    char digits[20];
-    size_t n = formatDecimal(*head.content_length, digits);
-    addResponseHeader("content-length", std::string_view(digits, n));
-  }
-  addResponseHeader("date", session_.date().value());
-  if (!server_header.empty()) addResponseHeader("server", server_header);
-  if (!alt_svc.empty()) addResponseHeader("alt-svc", alt_svc);
-
-  bool ends_here = !has_body || (head.content_length.has_value() && *head.content_length == 0);
+  bool ends_here = startData(head, code);
   nghttp2_data_provider provider;
   provider.source.ptr = this;
   provider.read_callback = &Session::onReadData;
-  data_ = ends_here ? DataState::kNone : DataState::kFlowing;  // kNone: body calls dropped
   int rv = nghttp2_submit_response(session_.raw(), id_, nva_.data(), nva_.size(),
                                    ends_here ? nullptr : &provider);
   if (rv != 0) {
@@ -188,9 +141,7 @@ void Stream::sendHead(const ResponseHead& head) noexcept {
   session_.streamOutputChanged();
 }
 
-void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
-  if (!acceptsBody() || data_ == DataState::kNone || data.empty()) return;
-  countBody(data.size());
+void Stream::queueBody(std::string_view data, BodyLifetime lifetime) noexcept {
   // Stable bytes are only referenced here; writing the DATA frame copies small ones next
   // to its header (Session::onSendData).
   if (lifetime == BodyLifetime::kStable) {
@@ -198,24 +149,14 @@ void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
   } else {
     body_.append(data);
   }
-  resumeData();
-  session_.streamOutputChanged();
 }
 
-void Stream::sendFile(const FileSlice& file) noexcept {
-  if (!acceptsBody() || data_ == DataState::kNone || file.length == 0) return;
-  countBody(file.length);
+void Stream::queueFile(const FileSlice& file) noexcept {
   body_.appendFile(file);
-  resumeData();
-  session_.streamOutputChanged();
 }
 
-void Stream::finish() noexcept {
-  if (!endResponse()) return;
-  setBodyReadPaused(false);  // the rest of the body, if any, is received and dropped
+void Stream::responseEnded() noexcept {
   session_.streamFinished(*this);
-  resumeData();
-  session_.streamOutputChanged();
 }
 
 }  // namespace scalws::worker::http2

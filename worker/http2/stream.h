@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "worker/http/multiplexed_stream.h"
+#include "worker/http/stream_list.h"
 #include "worker/net/byte_queue.h"
 
 namespace scalws::worker::http2 {
@@ -39,28 +40,28 @@ class Stream final : public MultiplexedStream {
   // ResponseWriter
   void sendHead(const ResponseHead& head) noexcept override;
   void sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept override;
-  void sendBody(std::string_view data, BodyLifetime lifetime) noexcept override;
-  void sendFile(const FileSlice& file) noexcept override;
-  void finish() noexcept override;
   size_t queuedBytes() const noexcept override { return body_.size(); }
   // An extended CONNECT (RFC 8441) whose handler accepted it: DATA both ways is a tunnel.
   bool tunnelled() const { return !request_.upgrade.empty() && responseStarted(); }
 
  private:
   friend class Session;
+  friend class StreamList<Stream>;
 
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
-  void endResumedDispatch() noexcept override;
   // MultiplexedStream
   void reopenWindow(uint64_t n) noexcept override;
-  void windowReopened() noexcept override;
+  void outputChanged() noexcept override;
   void bodyTooLarge() noexcept override;
   bool open() const noexcept override { return !closed(); }
+  void queueBody(std::string_view data, BodyLifetime lifetime) noexcept override;
+  void queueFile(const FileSlice& file) noexcept override;
+  void resumeCodec() noexcept override;
+  void responseEnded() noexcept override;
   // The stream is over for us (closed by nghttp2, or the connection dies).
   void close() noexcept;
   bool closed() const { return responseState() == ResponseState::kDead; }
-  void resumeData();
 
   void start(int32_t id);
   void recycle();
@@ -68,14 +69,14 @@ class Stream final : public MultiplexedStream {
   // counted buffers (held until the stream is recycled) instead of being copied.
   void addHeader(nghttp2_rcbuf* name, nghttp2_rcbuf* value);
   void finishHead(bool end_stream);
-  void addResponseHeader(std::string_view name, std::string_view value);
+  // The codec's array for `fields` (views into the arena: nghttp2 need not copy them).
+  void setNva(std::span<const HeaderField> fields);
 
   Session& session_;
   int32_t id_ = 0;
   std::vector<nghttp2_rcbuf*> held_;  // buffers the request's views point into
   PseudoHeaders pseudo_;
 
-  DataState data_ = DataState::kNone;
   ByteQueue body_;
   std::vector<nghttp2_nv> nva_;
 

@@ -35,7 +35,7 @@ Connection::Connection(Listener& listener, std::shared_ptr<const quic::TlsContex
       session_(*this, transport_, settingsFor(*listener.loop().snapshot()), loop_.date(),
                loop_.buffers()),
       transport_(session_, listener.endpoint(), std::move(tls), settings),
-      current_{loop_.snapshot(), 0} {
+      snapshots_(loop_.snapshot()) {
   timer_.data = this;
 }
 
@@ -128,26 +128,10 @@ void Connection::onTimer(uv_timer_t* timer) {
   c->flush(now);
 }
 
-const ConfigSnapshot& Connection::snapshotForNewStream() {
-  if (loop_.snapshot() != current_.snapshot && previous_.streams == 0) {
-    previous_ = std::move(current_);
-    current_ = SnapshotRef{loop_.snapshot(), 0};
-    if (previous_.streams == 0) previous_.snapshot.reset();
-  }
-  ++current_.streams;
-  return *current_.snapshot;
-}
-
 void Connection::onRequest(Stream& stream) noexcept {
   updatePeer();
+  const ConfigSnapshot& snap = stream.beginRequest(loop_, peer_, snapshots_);
   Request& r = stream.request();
-  r.id = loop_.nextRequestId();
-  r.start_ns = uv_hrtime();
-  r.peer = &peer_;
-  r.loop = &loop_;
-  const ConfigSnapshot& snap = snapshotForNewStream();
-  stream.snapshot = &snap;
-  stream.server_header = snap.server().server_header;
   if (stream.requestError() != 0) {
     sendError(r, stream, stream.requestError());
     return;
@@ -165,12 +149,7 @@ void Connection::onResponseFinished(Stream& stream) noexcept {
 }
 
 void Connection::onStreamClosed(Stream& stream) noexcept {
-  if (stream.snapshot == nullptr) return;
-  if (previous_.snapshot && stream.snapshot == previous_.snapshot.get()) {
-    if (--previous_.streams == 0) previous_.snapshot.reset();
-  } else if (current_.streams > 0) {
-    --current_.streams;
-  }
+  snapshots_.release(stream.snapshot);
 }
 
 void Connection::onOutputPending() noexcept {

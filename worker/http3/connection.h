@@ -25,6 +25,7 @@
 
 #include "worker/config_snapshot.h"
 #include "worker/http/request.h"
+#include "worker/http/stream_snapshots.h"
 #include "worker/http3/session.h"
 #include "worker/net/client_connection.h"
 #include "worker/quic/connection.h"
@@ -64,11 +65,6 @@ class Connection final : public ClientConnection,
 
  private:
   enum class State { kServing, kGone };
-  struct SnapshotRef {
-    std::shared_ptr<const ConfigSnapshot> snapshot;
-    uint32_t streams = 0;
-  };
-
   // SessionOwner
   void onRequest(Stream& stream) noexcept override;
   void onResponseFinished(Stream& stream) noexcept override;
@@ -82,7 +78,6 @@ class Connection final : public ClientConnection,
   // Writes what is ready, then re-arms the timer or ends the connection.
   void flush(uint64_t now);
   void settle(uint64_t now);
-  const ConfigSnapshot& snapshotForNewStream();
   void updatePeer();
   void countTransport();
   void destroy();
@@ -94,8 +89,7 @@ class Connection final : public ClientConnection,
   PeerInfo peer_;
   uv_timer_t timer_{};
   State state_ = State::kServing;
-  SnapshotRef current_;
-  SnapshotRef previous_;
+  StreamSnapshots snapshots_;
   bool in_event_ = false;    // inside a datagram batch or the timer: flush at its end
   bool write_soon_ = false;  // write() stopped with more to send
   bool counted_handshake_ = false;

@@ -149,47 +149,26 @@ Stream* Session::acquire(int64_t id) {
     s = streams_.back().get();
   }
   s->start(id, in_early_data_);
-  link(active_, s);
-  ++active_count_;
+  active_.pushFront(s);
   return s;
-}
-
-void Session::link(Stream*& list, Stream* s) {
-  s->prev_ = nullptr;
-  s->next_ = list;
-  if (list != nullptr) list->prev_ = s;
-  list = s;
-}
-
-void Session::unlink(Stream*& list, Stream* s) {
-  if (s->prev_ != nullptr) {
-    s->prev_->next_ = s->next_;
-  } else {
-    list = s->next_;
-  }
-  if (s->next_ != nullptr) s->next_->prev_ = s->prev_;
-  s->prev_ = s->next_ = nullptr;
 }
 
 void Session::onHttpStreamClose(Stream& stream) {
   stream.close();
   owner_.onStreamClosed(stream);
-  unlink(active_, &stream);
-  --active_count_;
-  link(closed_, &stream);
+  active_.remove(&stream);
+  closed_.pushFront(&stream);
 }
 
 void Session::collect() {
-  while (closed_ != nullptr) {
-    Stream* s = closed_;
-    unlink(closed_, s);
+  while (Stream* s = closed_.popFront()) {
     s->recycle();
     free_.push_back(s);
   }
 }
 
 void Session::abortAll() {
-  for (Stream* s = active_; s != nullptr; s = s->next_) {
+  for (Stream* s = active_.front(); s != nullptr; s = StreamList<Stream>::next(s)) {
     s->close();
     transport_.noteStreamLosses(s->id());
   }

@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "common/http_date.h"
+#include "worker/http/stream_list.h"
+#include "worker/http/stream_owner.h"
 #include "worker/http2/flood_guard.h"
 #include "worker/http3/stream.h"
 #include "worker/net/buffer_pool.h"
@@ -43,23 +45,7 @@ struct SessionSettings {
   uint32_t resets_per_second = 50;
 };
 
-class SessionOwner {
- public:
-  // A request head arrived. Route it and answer through the stream, now or later; when
-  // stream.requestError() is not 0, answer that error.
-  virtual void onRequest(Stream& stream) noexcept = 0;
-  // finish() was called on the stream's response (for the access log).
-  virtual void onResponseFinished(Stream& stream) noexcept = 0;
-  // The stream is closed (response acknowledged, or reset); any InFlight was aborted.
-  virtual void onStreamClosed(Stream& stream) noexcept = 0;
-  // A writer call made outside the connection's own events queued output: write soon.
-  virtual void onOutputPending() noexcept = 0;
-  // The request body outgrew the limit set before the handler answered: answer 413.
-  virtual void onBodyTooLarge(Stream& stream) noexcept = 0;
-
- protected:
-  ~SessionOwner() = default;
-};
+using SessionOwner = StreamOwner<Stream>;
 
 class Session final : public quic::Application {
  public:
@@ -75,7 +61,7 @@ class Session final : public quic::Application {
   void shutdown();
   bool goingAway() const { return going_away_; }
   bool started() const { return conn_ != nullptr; }
-  size_t activeStreams() const { return active_count_; }
+  size_t activeStreams() const { return active_.size(); }
   // The connection dies: every stream still answering gets InFlight::abort(), and the
   // losses of streams still open are counted.
   void abortAll();
@@ -114,8 +100,6 @@ class Session final : public quic::Application {
   struct Callbacks;
 
   Stream* acquire(int64_t id);
-  void link(Stream*& list, Stream* s);
-  void unlink(Stream*& list, Stream* s);
   void onHttpStreamClose(Stream& stream);
   bool fail(int nghttp3_error);
   bool overFlood();
@@ -134,9 +118,8 @@ class Session final : public quic::Application {
 
   std::vector<std::unique_ptr<Stream>> streams_;  // every stream object this session made
   std::vector<Stream*> free_;
-  Stream* active_ = nullptr;
-  size_t active_count_ = 0;
-  Stream* closed_ = nullptr;
+  StreamList<Stream> active_;
+  StreamList<Stream> closed_;
 };
 
 }  // namespace scalws::worker::http3

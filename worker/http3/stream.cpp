@@ -1,28 +1,10 @@
 #include "worker/http3/stream.h"
 
-#include <cstring>
-
-#include "worker/http/decimal.h"
-#include "worker/http/method.h"
 #include "worker/http/pseudo_header_request.h"
-#include "worker/http/status_text.h"
 #include "worker/http3/session.h"
 
 namespace scalws::worker::http3 {
 namespace {
-
-// RFC 9114 §4.2: connection-specific fields are malformed in HTTP/3. Content-Length is the
-// writer's to set, from ResponseHead.
-bool droppedResponseField(std::string_view name) {
-  static constexpr std::string_view kDropped[] = {
-      "connection",        "keep-alive", "proxy-connection",
-      "transfer-encoding", "upgrade",    "content-length",
-  };
-  for (std::string_view d : kDropped) {
-    if (equalsIgnoreCase(name, d)) return true;
-  }
-  return false;
-}
 
 std::string_view viewOf(nghttp3_rcbuf* buf) {
   nghttp3_vec v = nghttp3_rcbuf_get_buf(buf);
@@ -56,7 +38,6 @@ void Stream::recycle() {
   nva_.clear();
   pseudo_ = {};
   early_ = false;
-  data_ = DataState::kNone;
   id_ = -1;
 }
 
@@ -101,8 +82,8 @@ void Stream::reopenWindow(uint64_t n) noexcept {
   session_.transport().consumed(id_, n);
 }
 
-void Stream::windowReopened() noexcept {
-  session_.streamOutputChanged();  // the MAX_STREAM_DATA, if one is due
+void Stream::outputChanged() noexcept {
+  session_.streamOutputChanged();
 }
 
 void Stream::bodyTooLarge() noexcept {
@@ -121,10 +102,6 @@ void Stream::onAcked(uint64_t n) {
   }
 }
 
-void Stream::endResumedDispatch() noexcept {
-  session_.streamOutputChanged();  // the interim 100 or the answer, sent now
-}
-
 void Stream::onExpectContinue(bool will_read) noexcept {
   if (!will_read) return;  // the stream ends with the answer; nothing to keep apart
   // RFC 9110 §10.1.1: an interim 100 lets the client send the body it holds back.
@@ -134,28 +111,19 @@ void Stream::onExpectContinue(bool will_read) noexcept {
   nghttp3_conn_submit_info(session_.raw(), id_, &nv, 1);
 }
 
-void Stream::addResponseHeader(std::string_view name, std::string_view value) {
-  // RFC 9114 §4.2: field names are lower-case in HTTP/3.
-  char* lower = arena_.allocate(name.size());
-  for (size_t i = 0; i < name.size(); ++i) lower[i] = asciiLower(name[i]);
-  std::string_view v = arena_.copy(value);
-  // The arena lives until the stream is recycled, past the moment nghttp3 encodes the
-  // fields, so nghttp3 need not copy them.
-  nva_.push_back(nghttp3_nv{
-      reinterpret_cast<uint8_t*>(lower), reinterpret_cast<uint8_t*>(const_cast<char*>(v.data())),
-      name.size(), v.size(), NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE});
+void Stream::setNva(std::span<const HeaderField> fields) {
+  nva_.clear();
+  for (const HeaderField& f : fields) {
+    nva_.push_back(nghttp3_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(f.name.data())),
+                              reinterpret_cast<uint8_t*>(const_cast<char*>(f.value.data())),
+                              f.name.size(), f.value.size(),
+                              NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE});
+  }
 }
 
 void Stream::sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
   if (closed() || responseState() != ResponseState::kNone || status < 102 || status > 199) return;
-  nva_.clear();
-  char digits[3] = {static_cast<char>('0' + status / 100),
-                    static_cast<char>('0' + status / 10 % 10),
-                    static_cast<char>('0' + status % 10)};
-  addResponseHeader(":status", std::string_view(digits, 3));  // copied into the arena
-  for (const HeaderField& h : headers) {
-    if (!droppedResponseField(h.name)) addResponseHeader(h.name, h.value);
-  }
+  setNva(interimFields(status, headers));
   // RFC 9114 §4.1: interim responses are HEADERS frames before the final one.
   if (nghttp3_conn_submit_info(session_.raw(), id_, nva_.data(), nva_.size()) != 0) return;
   nva_.clear();
@@ -164,42 +132,19 @@ void Stream::sendInterim(uint16_t status, std::span<const HeaderField> headers) 
 
 void Stream::sendHead(const ResponseHead& head) noexcept {
   if (!beginResponse(head.status)) return;
-  bool body_allowed = statusHasBody(head.status);
-  bool has_body = body_allowed && !request_.isHead();
-
-  nva_.clear();
-  char status[3] = {static_cast<char>('0' + head.status / 100 % 10),
-                    static_cast<char>('0' + head.status / 10 % 10),
-                    static_cast<char>('0' + head.status % 10)};
-  addResponseHeader(":status", std::string_view(status, 3));
-  for (const HeaderField& h : head.headers) {
-    if (!droppedResponseField(h.name)) addResponseHeader(h.name, h.value);
-  }
-  if (body_allowed && head.content_length.has_value()) {
-    char digits[20];
-    size_t n = formatDecimal(*head.content_length, digits);
-    addResponseHeader("content-length", std::string_view(digits, n));
-  }
-  addResponseHeader("date", session_.date().value());
-  if (!server_header.empty()) addResponseHeader("server", server_header);
-
-  bool ends_here = !has_body || (head.content_length.has_value() && *head.content_length == 0);
-  data_ = ends_here ? DataState::kNone : DataState::kFlowing;  // kNone: body calls dropped
+  setNva(responseFields(head.status, head.headers, head.content_length, session_.date().value()));
+  bool ends_here = startData(head, head.status);
   int rv = nghttp3_conn_submit_response(session_.raw(), id_, nva_.data(), nva_.size(),
                                         ends_here ? nullptr : Session::bodyReader());
   if (rv != 0) cut();
   session_.streamOutputChanged();
 }
 
-void Stream::resumeData() {
-  if (data_ != DataState::kDeferred) return;
-  data_ = DataState::kFlowing;
+void Stream::resumeCodec() noexcept {
   nghttp3_conn_resume_stream(session_.raw(), id_);
 }
 
-void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
-  if (!acceptsBody() || data_ == DataState::kNone || data.empty()) return;
-  countBody(data.size());
+void Stream::queueBody(std::string_view data, BodyLifetime lifetime) noexcept {
   // Stable bytes outlive the stream's acknowledgements (they belong to the snapshot the
   // stream holds): reference them. Small ones are cheaper copied next to the others.
   if (lifetime == BodyLifetime::kStable && data.size() > 1024) {
@@ -207,24 +152,14 @@ void Stream::sendBody(std::string_view data, BodyLifetime lifetime) noexcept {
   } else {
     body_.append(data);
   }
-  resumeData();
-  session_.streamOutputChanged();
 }
 
-void Stream::sendFile(const FileSlice& file) noexcept {
-  if (!acceptsBody() || data_ == DataState::kNone || file.length == 0) return;
-  countBody(file.length);
+void Stream::queueFile(const FileSlice& file) noexcept {
   body_.appendFile(file);
-  resumeData();
-  session_.streamOutputChanged();
 }
 
-void Stream::finish() noexcept {
-  if (!endResponse()) return;
-  setBodyReadPaused(false);  // the rest of the body, if any, is received and dropped
+void Stream::responseEnded() noexcept {
   session_.streamFinished(*this);
-  resumeData();
-  session_.streamOutputChanged();
 }
 
 void Stream::abortResponse() noexcept {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "worker/http/multiplexed_stream.h"
+#include "worker/http/stream_list.h"
 #include "worker/http3/body_buffer.h"
 
 namespace scalws::worker::http3 {
@@ -40,23 +41,24 @@ class Stream final : public MultiplexedStream {
   // ResponseWriter
   void sendHead(const ResponseHead& head) noexcept override;
   void sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept override;
-  void sendBody(std::string_view data, BodyLifetime lifetime) noexcept override;
-  void sendFile(const FileSlice& file) noexcept override;
-  void finish() noexcept override;
   size_t queuedBytes() const noexcept override { return body_.held(); }
   void abortResponse() noexcept override;
 
  private:
   friend class Session;
+  friend class StreamList<Stream>;
 
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
-  void endResumedDispatch() noexcept override;
   // MultiplexedStream
   void reopenWindow(uint64_t n) noexcept override;
-  void windowReopened() noexcept override;
+  void outputChanged() noexcept override;
   void bodyTooLarge() noexcept override;
   bool open() const noexcept override { return !closed(); }
+  void queueBody(std::string_view data, BodyLifetime lifetime) noexcept override;
+  void queueFile(const FileSlice& file) noexcept override;
+  void resumeCodec() noexcept override;
+  void responseEnded() noexcept override;
   // The stream is over for us (QUIC closed it, or the connection dies).
   void close() noexcept;
   bool closed() const { return responseState() == ResponseState::kDead; }
@@ -66,9 +68,9 @@ class Stream final : public MultiplexedStream {
   void addHeader(int32_t token, nghttp3_rcbuf* name, nghttp3_rcbuf* value);
   void finishHead(bool end_stream);
   void onAcked(uint64_t n);
-  void addResponseHeader(std::string_view name, std::string_view value);
+  // The codec's array for `fields` (views into the arena: nghttp3 need not copy them).
+  void setNva(std::span<const HeaderField> fields);
   nghttp3_ssize readData(nghttp3_vec* vec, size_t count, uint32_t* flags);
-  void resumeData();
   // A response that cannot be completed is cut with a stream reset (RFC 9114 §4.1.1).
   void cut();
 
@@ -78,7 +80,6 @@ class Stream final : public MultiplexedStream {
   PseudoHeaders pseudo_;
   bool early_ = false;
 
-  DataState data_ = DataState::kNone;
   BodyBuffer body_;
   std::vector<nghttp3_nv> nva_;
 
