@@ -11,6 +11,7 @@
 
 #include "common/unique_fd.h"
 #include "controller/apps/app_cgroup.h"
+#include "controller/exec_report.h"
 
 namespace scalws::controller {
 
@@ -19,11 +20,7 @@ using common::UniqueFd;
 
 namespace {
 
-struct SpawnError {
-  int step;  // < 0: a step of ours; >= 0: an ExecSandbox::Step
-  int err;
-};
-
+// ExecReport steps: < 0 a step of ours, >= 0 an ExecSandbox::Step.
 constexpr int kStepCgroup = -1, kStepSetsid = -2, kStepFds = -3, kStepChdir = -4, kStepExec = -5;
 
 std::string stepText(int step, const AppSpawn& spawn) {
@@ -75,20 +72,14 @@ Result<pid_t> spawnApp(const AppSpawn& spawn) {
         UniqueFd(::open(AppCgroups::procsFile(spawn.cgroup).c_str(), O_WRONLY | O_CLOEXEC));
     if (!cgroup_procs) return failed("opening " + AppCgroups::procsFile(spawn.cgroup));
   }
-  int pipe_fds[2] = {-1, -1};
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return failed("pipe2");
-  UniqueFd error_read(pipe_fds[0]), error_write(pipe_fds[1]);
+  Result<ExecReport> report = ExecReport::open();
+  if (!report.ok()) return report.status();
   const char* dir = spawn.dir.c_str();
 
   pid_t pid = ::fork();
   if (pid < 0) return failed("fork");
   if (pid == 0) {
-    auto fail = [&](int step) {
-      SpawnError e{step, errno};
-      ssize_t ignored = ::write(error_write.get(), &e, sizeof(e));
-      (void)ignored;
-      _exit(127);
-    };
+    auto fail = [&](int step) { report->fail(step); };
     if (cgroup_procs && ::write(cgroup_procs.get(), "0", 1) != 1) fail(kStepCgroup);
     if (::setsid() < 0) fail(kStepSetsid);
     if (::dup2(null_fd.get(), 0) < 0 || ::dup2(log_write.get(), 1) < 0 ||
@@ -108,15 +99,8 @@ Result<pid_t> spawnApp(const AppSpawn& spawn) {
     ::execve(argv[0], argv.data(), envp.data());
     fail(kStepExec);
   }
-  error_write.reset();
-  SpawnError e{};
-  ssize_t n;
-  do {
-    n = ::read(error_read.get(), &e, sizeof(e));
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(e))) {
-    ::waitpid(pid, nullptr, 0);
-    return common::errnoStatus(e.err, "starting " + binary + ": " + stepText(e.step, spawn));
+  if (std::optional<ExecReport::Failure> e = report->wait(pid)) {
+    return common::errnoStatus(e->err, "starting " + binary + ": " + stepText(e->step, spawn));
   }
   return pid;
 }

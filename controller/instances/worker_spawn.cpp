@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "controller/exec_report.h"
 #include "controller/instances/worker_probe.h"
 #include "ipc/unix_socket.h"
 
@@ -22,34 +23,22 @@ using common::UniqueFd;
 
 namespace {
 
-// What the child reports through the pipe when it cannot exec.
-struct ChildError {
-  int step;  // index into kSteps
-  int err;
-};
-
+// The steps the child reports through its ExecReport.
 constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity",          "the attach socket",
                                   "moving fds", "/dev/null and the log pipe", "exec"};
 
-[[noreturn]] void childFail(int pipe_fd, int step) {
-  ChildError e{step, errno};
-  ssize_t ignored = ::write(pipe_fd, &e, sizeof(e));
-  (void)ignored;
-  _exit(127);
-}
-
 // Runs in the child between fork and exec; the controller is single-threaded, so what
 // runs here sees a consistent copy of it.
-[[noreturn]] void runChild(const SpawnSpec& spec, int channel, int log, int error_pipe,
+[[noreturn]] void runChild(const SpawnSpec& spec, int channel, int log, const ExecReport& report,
                            const std::vector<char*>& argv) {
-  if (::setsid() < 0) childFail(error_pipe, 0);
+  if (::setsid() < 0) report.fail(0);
   if (!spec.cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
     for (uint32_t cpu : spec.cpus.ids()) {
       if (cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
     }
-    if (::sched_setaffinity(0, sizeof(set), &set) != 0) childFail(error_pipe, 1);
+    if (::sched_setaffinity(0, sizeof(set), &set) != 0) report.fail(1);
   }
   int attach = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -57,7 +46,7 @@ constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity",          "t
   // Binding with only the family asks the kernel for a fresh abstract name ("autobind").
   if (attach < 0 || ::bind(attach, reinterpret_cast<sockaddr*>(&addr), sizeof(sa_family_t)) != 0 ||
       ::listen(attach, 8) != 0) {
-    childFail(error_pipe, 2);
+    report.fail(2);
   }
   // Out of the way of 0-4 first, then into place (dup2 clears close-on-exec).
   int high_channel = ::fcntl(channel, F_DUPFD_CLOEXEC, 10);
@@ -65,11 +54,11 @@ constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity",          "t
   int high_log = ::fcntl(log, F_DUPFD_CLOEXEC, 10);
   if (high_channel < 0 || high_attach < 0 || high_log < 0 ||
       ::dup2(high_channel, kWorkerChannelFd) < 0 || ::dup2(high_attach, kWorkerAttachFd) < 0) {
-    childFail(error_pipe, 3);
+    report.fail(3);
   }
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0 || ::dup2(null_fd, 0) < 0) childFail(error_pipe, 4);
-  if (::dup2(high_log, 1) < 0 || ::dup2(high_log, 2) < 0) childFail(error_pipe, 4);
+  if (null_fd < 0 || ::dup2(null_fd, 0) < 0) report.fail(4);
+  if (::dup2(high_log, 1) < 0 || ::dup2(high_log, 2) < 0) report.fail(4);
   // Whatever else is open (the state DB, the control socket, other workers' channels and
   // listeners) must not reach the worker; most of it is O_CLOEXEC already, this is the net.
   ::close_range(kWorkerAttachFd + 1, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -78,7 +67,7 @@ constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity",          "t
   ::sigprocmask(SIG_SETMASK, &all, nullptr);
   ::signal(SIGPIPE, SIG_DFL);
   ::execv(spec.scalwsd.c_str(), argv.data());
-  childFail(error_pipe, 5);
+  report.fail(5);
 }
 
 }  // namespace
@@ -86,10 +75,9 @@ constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity",          "t
 Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec) {
   auto pair = ipc::socketPair();
   if (!pair.ok()) return pair.status();
+  Result<ExecReport> report = ExecReport::open();
+  if (!report.ok()) return report.status();
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return common::errnoStatus(errno, "pipe2");
-  UniqueFd error_read(pipe_fds[0]);
-  UniqueFd error_write(pipe_fds[1]);
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return common::errnoStatus(errno, "pipe2");
   UniqueFd log_read(pipe_fds[0]);
   UniqueFd log_write(pipe_fds[1]);
@@ -104,21 +92,14 @@ Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec) {
 
   pid_t pid = ::fork();
   if (pid < 0) return common::errnoStatus(errno, "fork");
-  if (pid == 0) runChild(spec, pair->second.get(), log_write.get(), error_write.get(), argv);
+  if (pid == 0) runChild(spec, pair->second.get(), log_write.get(), *report, argv);
 
-  error_write.reset();
   log_write.reset();
   pair->second.reset();
-  ChildError child_error{};
-  ssize_t n;
-  do {
-    n = ::read(error_read.get(), &child_error, sizeof(child_error));
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(child_error))) {
-    ::waitpid(pid, nullptr, 0);
-    int step = child_error.step >= 0 && child_error.step < 6 ? child_error.step : 5;
+  if (std::optional<ExecReport::Failure> e = report->wait(pid)) {
+    int step = e->step >= 0 && e->step < 6 ? e->step : 5;
     std::string what = std::string("starting ") + spec.scalwsd + ": " + kSteps[step];
-    return common::errnoStatus(child_error.err, what);
+    return common::errnoStatus(e->err, what);
   }
   SpawnedWorker out;
   out.pid = pid;

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "controller/child_process.h"
 #include "controller/deferred_call.h"
+#include "controller/exec_report.h"
 #include "controller/instances/worker_probe.h"
 
 namespace scalws::controller {
@@ -31,11 +32,6 @@ namespace {
 constexpr uint64_t kReadyPollMs = 25;
 constexpr size_t kLogTailBytes = 1024;
 
-struct SpawnError {
-  int step;
-  int err;
-};
-
 // fork + exec of `php-fpm -F -y CONF`; see pool_process.h for what the child gets.
 Result<pid_t> spawnFpm(const std::string& php_fpm, const PoolPaths& paths) {
   std::vector<std::string> args = {php_fpm, "-F", "-y", paths.config};
@@ -44,19 +40,12 @@ Result<pid_t> spawnFpm(const std::string& php_fpm, const PoolPaths& paths) {
   argv.push_back(nullptr);
   std::string path_env = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   char* envp[] = {path_env.data(), nullptr};
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return common::errnoStatus(errno, "pipe2");
-  UniqueFd error_read(pipe_fds[0]);
-  UniqueFd error_write(pipe_fds[1]);
+  Result<ExecReport> report = ExecReport::open();
+  if (!report.ok()) return report.status();
   pid_t pid = ::fork();
   if (pid < 0) return common::errnoStatus(errno, "fork");
   if (pid == 0) {
-    auto fail = [&](int step) {
-      SpawnError e{step, errno};
-      ssize_t ignored = ::write(error_write.get(), &e, sizeof(e));
-      (void)ignored;
-      _exit(127);
-    };
+    auto fail = [&](int step) { report->fail(step); };
     if (::setsid() < 0) fail(0);
     // Non-blocking open: with no reader it fails rather than waits (the controller holds
     // the FIFO open before any spawn); the writes themselves block, as php-fpm expects.
@@ -73,18 +62,11 @@ Result<pid_t> spawnFpm(const std::string& php_fpm, const PoolPaths& paths) {
     ::execve(php_fpm.c_str(), argv.data(), envp);
     fail(3);
   }
-  error_write.reset();
-  SpawnError e{};
-  ssize_t n;
-  do {
-    n = ::read(error_read.get(), &e, sizeof(e));
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(e))) {
-    ::waitpid(pid, nullptr, 0);
+  if (std::optional<ExecReport::Failure> e = report->wait(pid)) {
     static const char* const kSteps[] = {"setsid", "opening the log", "moving fds", "exec"};
-    int step = e.step >= 0 && e.step < 4 ? e.step : 3;
+    int step = e->step >= 0 && e->step < 4 ? e->step : 3;
     std::string what = step == 1 ? "opening " + paths.pipe : kSteps[step];
-    return common::errnoStatus(e.err, "starting " + php_fpm + ": " + what);
+    return common::errnoStatus(e->err, "starting " + php_fpm + ": " + what);
   }
   return pid;
 }
