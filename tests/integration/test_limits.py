@@ -7,12 +7,15 @@ header edits on the 429; and the table shared by the worker processes of a multi
 server."""
 import os
 import re
+import signal
 import socket
 import struct
 import subprocess
 import threading
 import time
 
+import h2.config
+import h2.connection
 import pytest
 
 from harness import Scalwsd, curl, wait_until
@@ -236,6 +239,71 @@ def test_an_aborted_request_frees_its_slot(slow_site):
     wait_until(admitted, timeout=10, what="a slot freed by the aborted requests")
     gate.open()
     assert client.request("/slow/after")[0] == 200
+
+
+def test_a_reset_http2_stream_frees_its_slot(slow_site):
+    s, gate = slow_site
+    sock = socket.create_connection(("127.0.0.1", s.port))
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    streams = []
+    for i in range(2):
+        stream = conn.get_next_available_stream_id()
+        conn.send_headers(stream, [(":method", "GET"), (":scheme", "http"),
+                                   (":authority", "x"), (":path", "/slow/h2-%d" % i)],
+                          end_stream=True)
+        streams.append(stream)
+    sock.sendall(conn.data_to_send())
+    gate.upstream.wait_requests(2)
+    assert ProtocolClient(s, "http1").request("/slow/full")[0] == 429
+    for stream in streams:
+        conn.reset_stream(stream)
+    sock.sendall(conn.data_to_send())  # the connection stays open: only the streams end
+
+    def admitted():
+        p = start_curl("-m", "1", s.url("/slow/probe"))
+        return p.communicate(timeout=10)[0] != b"429"
+
+    wait_until(admitted, timeout=10, what="the slots of the reset streams")
+    gate.open()
+    sock.close()
+
+
+RELOAD_SITE = """
+[server]
+workers = 1
+mode = "multi"
+[[listen]]
+address = "127.0.0.1:$port"
+[[route]]
+match = { exact = "/login" }
+respond = { body = "welcome\\n" }
+limit = { rate = "1r/m"@MORE@ }
+[[route]]
+match = { exact = "/other" }
+respond = { body = "other\\n" }
+"""
+
+
+def test_a_reload_keeps_the_clients_counts_unless_the_table_changes():
+    with Scalwsd(RELOAD_SITE.replace("@MORE@", "")) as s:
+        def login():
+            return curl("-s", "-o", "/dev/null", "-w", "%{http_code}", s.url("/login"))[1]
+
+        assert login() == b"200"
+        assert login() == b"429"
+        # Another route, the same table: the client is still remembered.
+        s.write_config(RELOAD_SITE.replace("@MORE@", "").replace(
+            'match = { exact = "/other" }', 'match = { exact = "/else" }'))
+        s.signal(signal.SIGHUP)
+        wait_until(lambda: curl("-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                s.url("/else"))[1] == b"200", what="the reload")
+        assert login() == b"429"
+        # Another limit_table: a new table, every client starts afresh.
+        s.write_config("[site]\nlimit_table = \"128k\"\n" + RELOAD_SITE.replace("@MORE@", ""))
+        s.signal(signal.SIGHUP)
+        wait_until(lambda: login() == b"200", what="the reload with a new table")
+        assert login() == b"429"
 
 
 MULTI_SITE = """
