@@ -306,6 +306,32 @@ def test_a_reload_keeps_the_clients_counts_unless_the_table_changes():
         assert login() == b"429"
 
 
+def test_single_mode_refuses_a_reload_that_needs_a_new_table():
+    # The process is sandboxed: a new table would be a memfd made inside the sandbox.
+    single = RELOAD_SITE.replace('mode = "multi"', 'mode = "single"').replace("@MORE@", "")
+    with Scalwsd(single) as s:
+        def login():
+            return curl("-s", "-o", "/dev/null", "-w", "%{http_code}", s.url("/login"))[1]
+
+        assert login() == b"200"
+        assert login() == b"429"
+        s.write_config("[site]\nlimit_table = \"128k\"\n" + single)
+        s.signal(signal.SIGHUP)
+        wait_until(lambda: "limit table would be a new one" in s.read_log(), what="the refusal")
+        assert login() == b"429"  # the running config and its table go on
+        # The same table, another route: applied, and the client remembered.
+        s.write_config(single.replace('exact = "/other"', 'exact = "/else"'))
+        s.signal(signal.SIGHUP)
+        wait_until(lambda: s.read_log().count("reloaded") >= 1, what="the reload")
+        assert login() == b"429"
+        # Other values make another limit, whose clients start afresh.
+        s.write_config(single.replace('rate = "1r/m"', 'rate = "1r/m", connections = 5'))
+        s.signal(signal.SIGHUP)
+        wait_until(lambda: s.read_log().count("reloaded") >= 2, what="the second reload")
+        assert login() == b"200"
+        assert login() == b"429"
+
+
 MULTI_SITE = """
 [server]
 workers = 2
