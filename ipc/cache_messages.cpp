@@ -24,6 +24,18 @@ Result<std::string> cacheNameField(const Json& object, std::string_view key) {
   return name;
 }
 
+Result<std::string> areaNameField(const Json& object, std::string_view key) {
+  Result<std::string> name = stringField(object, key);
+  if (!name.ok()) return name.status();
+  if (!isAreaName(*name)) {
+    return common::invalidArgument("\"" + std::string(key) +
+                                   "\" must be a cache name (letters, digits, '-', '_', '.'; 1 "
+                                   "to 64) or " +
+                                   std::string(kLimitAreaName));
+  }
+  return name;
+}
+
 Result<uint64_t> countField(const Json& object, std::string_view key) {
   return uintField(object, key);
 }
@@ -46,6 +58,10 @@ std::string keyedUrl(std::string_view url) {
 
 }  // namespace
 
+bool isAreaName(std::string_view name) {
+  return name == kLimitAreaName || common::config::isCacheName(name);
+}
+
 Json cacheAreaReportsJson(const std::vector<CacheAreaReport>& reports) {
   Json out = Json::array();
   for (const CacheAreaReport& r : reports) {
@@ -58,12 +74,13 @@ Result<std::vector<CacheAreaReport>> cacheAreaReportsFrom(const Json& args) {
   std::vector<CacheAreaReport> out;
   auto it = args.find("caches");
   if (it == args.end()) return out;
-  if (!it->is_array() || it->size() > kMaxCaches) {
-    return common::invalidArgument("\"caches\" must be an array of at most 64");
+  // The caches' areas, and the limit table.
+  if (!it->is_array() || it->size() > kMaxCaches + 1) {
+    return common::invalidArgument("\"caches\" must be an array of at most 65");
   }
   for (const Json& entry : *it) {
     if (!entry.is_object()) return common::invalidArgument("caches: entries must be objects");
-    Result<std::string> name = cacheNameField(entry, "name");
+    Result<std::string> name = areaNameField(entry, "name");
     if (!name.ok()) return common::invalidArgument("caches: " + name.status().message());
     Result<uint64_t> fd = uintField(entry, "fd");
     if (!fd.ok() || *fd > INT_MAX) return common::invalidArgument("caches: \"fd\" is out of range");

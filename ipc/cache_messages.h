@@ -9,7 +9,8 @@
 //   - CacheFigures: a cache's size as a worker sees it (the area is shared, so every worker
 //     of the instance sees the same), sent with its metrics.
 // Cache names are what the config allows (common::config::isCacheName); a decoder refuses
-// anything else, so a name is safe to print.
+// anything else, so a name is safe to print. The site's limit table (common/limits/) goes
+// with the cache areas under the one name no cache can have, kLimitAreaName.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,10 @@
 namespace scalws::ipc {
 
 inline constexpr size_t kMaxCachePurgeTargetLength = 8192;
+// The limit table among the areas of ListenersArgs::caches and CacheAreaReport.
+inline constexpr std::string_view kLimitAreaName = "@limits";
+// A cache name, or kLimitAreaName.
+bool isAreaName(std::string_view name);
 
 struct CacheAreaReport {
   std::string name;

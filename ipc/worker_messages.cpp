@@ -289,7 +289,7 @@ Result<ListenersArgs> ListenersArgs::decode(const Json& args) {
   if (auto c = args.find("caches"); c != args.end()) {
     if (!c->is_array()) return common::invalidArgument("listeners: \"caches\" must be an array");
     for (const Json& name : *c) {
-      if (!name.is_string() || !common::config::isCacheName(name.get<std::string>())) {
+      if (!name.is_string() || !isAreaName(name.get<std::string>())) {
         return common::invalidArgument("listeners: \"caches\" must hold cache names");
       }
       l.caches.push_back(name.get<std::string>());

@@ -125,7 +125,8 @@ struct ConfigArgs {
 
 struct ListenersArgs {
   std::vector<ListenerSpec> listeners;  // listeners[i] describes the i-th fd
-  // The memory tier of each [cache.NAME] of the config, by name: caches[j] is the
+  // The memory tier of each [cache.NAME] of the config, by name, and the limit table
+  // (kLimitAreaName) when the config has a `limit`: caches[j] is the
   // (listeners.size() + j)-th fd. Absent on the wire when there are none.
   std::vector<std::string> caches;
   // The names on each shared address among the listeners (absent when none is shared).

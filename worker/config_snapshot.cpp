@@ -46,6 +46,19 @@ Result<std::shared_ptr<cache::SharedCache>> cacheFor(const std::string& name,
   return common::invalidArgument("no [cache." + name + "]");
 }
 
+// The limit table every `limit` of the site counts in: the one whoever starts the workers
+// made, or, for a snapshot built on its own, one of our own; null when nothing is limited.
+Result<std::shared_ptr<limits::SharedLimits>> limitTableFor(const common::config::SiteConfig& site,
+                                                            const cache::CacheSet* caches) {
+  if (!common::config::hasLimits(site)) return std::shared_ptr<limits::SharedLimits>();
+  if (caches == nullptr) return limits::SharedLimits::create(site.limit_table);
+  if (caches->limits() == nullptr || caches->limits()->bytes() != site.limit_table) {
+    return common::invalidArgument(
+        "the limit table was not made for this limit_table (a new one needs a restart)");
+  }
+  return caches->limits();
+}
+
 const common::config::CacheConfig* cacheConfig(const common::config::SiteConfig& site,
                                                const std::string& name) {
   for (const common::config::CacheConfig& config : site.caches) {
@@ -209,6 +222,21 @@ Result<std::shared_ptr<const ConfigSnapshot>> ConfigSnapshot::build(
     s->actions_.push_back(h.value() ? common::metrics::actionFromName(h.value()->actionName())
                                     : common::metrics::Action::kOther);
     s->handlers_.push_back(std::move(h).value());
+  }
+  // The limit table is mapped here: before the sandbox, and before a parent forks.
+  Result<std::shared_ptr<limits::SharedLimits>> limit_table = limitTableFor(s->site_, caches);
+  if (!limit_table.ok()) return limit_table.status();
+  s->limits_ = std::move(limit_table).value();
+  for (const RouteConfig& route : s->site_.routes) {
+    s->route_limits_.emplace_back();
+    if (s->limits_ == nullptr || route.rewrite) continue;
+    if (route.limit) {
+      s->route_limits_.back() =
+          std::make_unique<limits::RouteLimit>(limits::makeRouteLimit(*route.limit, &route));
+    } else if (s->site_.limit) {
+      s->route_limits_.back() =
+          std::make_unique<limits::RouteLimit>(limits::makeRouteLimit(*s->site_.limit, nullptr));
+    }
   }
   // Error page roots are opened here, before the sandbox.
   auto response = ResponseRulesSet::build(s->site_);

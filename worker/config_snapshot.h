@@ -16,6 +16,7 @@
 #include "worker/handlers/fastcgi/pool_spec.h"
 #include "worker/handlers/proxy/upstream_spec.h"
 #include "worker/http/handler.h"
+#include "worker/limits/route_limit.h"
 #include "worker/response/response_rules.h"
 #include "worker/router/router.h"
 #include "worker/tls/server_context.h"
@@ -37,7 +38,7 @@ class ConfigSnapshot {
   // [server] workers (pool_spec.h).
   // `caches`: the site's caches, made by whoever starts the workers (shared_cache.h); a
   // [cache] it lacks refuses the snapshot. Without `caches` each [cache] gets a memory
-  // tier of its own (tests, --check-config).
+  // tier of its own (tests, --check-config). The same for the limit table (caches->limits()).
   static common::Result<std::shared_ptr<const ConfigSnapshot>> build(
       common::config::SiteConfig config, const std::map<std::string, uint32_t>& pool_shares = {},
       const cache::CacheSet* caches = nullptr);
@@ -58,6 +59,13 @@ class ConfigSnapshot {
   const ResponseRules* responseRules(int route) const {
     return response_rules_[static_cast<size_t>(route)];
   }
+  // The route's `limit` (its own, else [site]'s); null when it has none, and then the
+  // request pays nothing for limits.
+  const limits::RouteLimit* limit(int route) const {
+    return route_limits_[static_cast<size_t>(route)].get();
+  }
+  // The site's limit table; null when no route has a limit.
+  const std::shared_ptr<limits::SharedLimits>& limitTable() const { return limits_; }
   // [site]'s, for answers no route made; null when it has none.
   const ResponseRules* siteResponseRules() const { return response_->site(); }
   uint64_t maxBody(int route) const;
@@ -97,6 +105,8 @@ class ConfigSnapshot {
   std::vector<common::metrics::Action> actions_;  // one per route
   std::unique_ptr<ResponseRulesSet> response_;
   std::vector<const ResponseRules*> response_rules_;  // one per route, from response_
+  std::shared_ptr<limits::SharedLimits> limits_;
+  std::vector<std::unique_ptr<limits::RouteLimit>> route_limits_;  // one per route
   std::string server_line_;
   std::vector<std::shared_ptr<const tls::ServerContext>> tls_;  // one per listen
   std::vector<std::shared_ptr<const quic::TlsContext>> quic_;   // one per listen

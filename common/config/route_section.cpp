@@ -80,8 +80,9 @@ void parseRoute(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
     // The route only turns the path into another; the route that path matches answers,
     // with its own policy, auth and response rules.
     for (const ConfigEntry& entry : value.entries) {
-      if (entry.key == "policy" || entry.key == "auth" || entry.key == "headers" ||
-          entry.key == "errors" || entry.key == "compress" || entry.key == chosenKey(chosen)) {
+      if (entry.key == "policy" || entry.key == "auth" || entry.key == "limit" ||
+          entry.key == "headers" || entry.key == "errors" || entry.key == "compress" ||
+          entry.key == chosenKey(chosen)) {
         ctx.error(entry.where, "route: \"" + entry.key +
                                    "\" cannot go with rewrite (routing starts again with the "
                                    "new path: put it on the route that path matches)");
@@ -103,6 +104,11 @@ void parseRoute(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
     AuthConfig config;
     parseRouteAuth(*auth, table.keyPath("auth"), ctx, config);
     route.auth = std::move(config);
+  }
+  if (const ConfigValue* limit = table.get("limit"); limit != nullptr && rewrite == nullptr) {
+    LimitConfig config;
+    parseLimit(*limit, table.keyPath("limit"), ctx, config);
+    route.limit = std::move(config);
   }
   table.finish();
   site.routes.push_back(std::move(route));

@@ -93,6 +93,9 @@ void parseRoutePolicy(const ConfigValue& value, const std::string& path, ParseCo
 // ("" when it must).
 void parseResponseKeys(TableReader& table, std::string_view default_error_root,
                        ResponseConfig& out);
+// `limit` of a route or of [site] (limit_config.h): `path` is "route.limit" for messages.
+void parseLimit(const ConfigValue& value, const std::string& path, ParseContext& ctx,
+                LimitConfig& limit);
 void parseRouteAuth(const ConfigValue& value, const std::string& path, ParseContext& ctx,
                     AuthConfig& auth);
 class TableReader;

@@ -19,6 +19,7 @@
 
 #include "common/config/cache_config.h"
 #include "common/config/config_types.h"
+#include "common/config/limit_config.h"
 #include "common/config/proxy_config.h"
 #include "common/config/response_config.h"
 #include "common/config/uri_template.h"
@@ -255,6 +256,8 @@ struct RouteConfig {
   // `rewrite ... last`).
   std::optional<UriTemplate> rewrite;
   std::optional<AuthConfig> auth;
+  // Requests per client: replaces the site's limit for this route (limit_config.h).
+  std::optional<LimitConfig> limit;
   SourceLocation where;
 };
 
@@ -277,8 +280,15 @@ struct SiteConfig {
   // [site]: the response rules every route starts from, and that answers no route made
   // (404 without a route, 400 for a path that cannot be normalised) get.
   ResponseConfig response;
+  // [site] limit: what every route without its own `limit` gets; limit_table: the bytes of
+  // the table every limit of the site keeps its clients in.
+  std::optional<LimitConfig> limit;
+  uint64_t limit_table = kDefaultLimitTable;
   std::optional<RealIpConfig> real_ip;
 };
+
+// Whether [site] or any route has a `limit` (and so the site needs a limit table).
+bool hasLimits(const SiteConfig& site);
 
 // The effective server settings: the [server] table, or defaults under the controller.
 const ServerConfig& serverOrDefaults(const SiteConfig& site);

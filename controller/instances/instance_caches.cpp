@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "common/cache/shared_area.h"
+#include "common/limits/limit_table.h"
 #include "controller/instances/worker_probe.h"
 
 namespace scalws::controller {
@@ -47,6 +48,26 @@ common::Status checkArea(int fd, const CacheConfig& config) {
   return common::okStatus();
 }
 
+// The limit table's memfd, as /proc shows it (worker/limits/shared_limits.h names it so).
+constexpr const char* kLimitMemfdName = "scalws-limits";
+
+common::Status checkLimitArea(int fd, uint64_t bytes) {
+  char link[64];
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  ssize_t n = ::readlink(self.c_str(), link, sizeof(link) - 1);
+  std::string expected = std::string("/memfd:") + kLimitMemfdName;
+  if (n < 0 ||
+      std::string_view(link, static_cast<size_t>(n)).substr(0, expected.size()) != expected) {
+    return common::invalidArgument("the limit table: not the controller's memfd");
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return common::errnoStatus(errno, "the limit table: fstat");
+  if (static_cast<uint64_t>(st.st_size) != common::limits::limitLayoutFor(bytes).total_size) {
+    return common::invalidArgument("the limit table: its size does not fit limit_table");
+  }
+  return common::okStatus();
+}
+
 }  // namespace
 
 Result<InstanceCaches> InstanceCaches::make(const SiteConfig& site) {
@@ -60,19 +81,36 @@ Result<InstanceCaches> InstanceCaches::make(const SiteConfig& site) {
     }
     out.areas_.push_back(Area{config, std::move(fd).value()});
   }
+  if (common::config::hasLimits(site)) {
+    Result<UniqueFd> fd = common::limits::LimitTable::create(kLimitMemfdName, site.limit_table);
+    if (!fd.ok()) return fd.status();
+    out.limits_fd_ = std::move(fd).value();
+    out.limits_bytes_ = site.limit_table;
+  }
   return out;
 }
 
 Result<InstanceCaches> InstanceCaches::adoptFrom(int pidfd,
                                                  const std::vector<ipc::CacheAreaReport>& reported,
                                                  const SiteConfig& site) {
-  if (reported.size() != site.caches.size()) {
+  size_t expected = site.caches.size() + (common::config::hasLimits(site) ? 1 : 0);
+  if (reported.size() != expected) {
     return common::invalidArgument("it holds " + std::to_string(reported.size()) +
-                                   " cache area(s) where the config has " +
-                                   std::to_string(site.caches.size()));
+                                   " shared area(s) where the config has " +
+                                   std::to_string(expected));
   }
   InstanceCaches out;
   for (const ipc::CacheAreaReport& r : reported) {
+    if (r.name == ipc::kLimitAreaName) {
+      if (out.limits_fd_.valid()) return common::invalidArgument("the limit table twice");
+      Result<UniqueFd> copy = copyFdOf(pidfd, r.fd);
+      if (!copy.ok()) return copy.status();
+      common::Status checked = checkLimitArea(copy->get(), site.limit_table);
+      if (!checked.ok()) return checked;
+      out.limits_fd_ = std::move(copy).value();
+      out.limits_bytes_ = site.limit_table;
+      continue;
+    }
     const CacheConfig* config = findCache(site, r.name);
     if (config == nullptr) return common::invalidArgument("cache." + r.name + " is not configured");
     for (const Area& a : out.areas_) {
@@ -86,6 +124,8 @@ Result<InstanceCaches> InstanceCaches::adoptFrom(int pidfd,
   }
   // In the config's order, as make() gives them.
   InstanceCaches ordered;
+  ordered.limits_fd_ = std::move(out.limits_fd_);
+  ordered.limits_bytes_ = out.limits_bytes_;
   for (const CacheConfig& config : site.caches) {
     for (Area& a : out.areas_) {
       if (a.config.name == config.name) ordered.areas_.push_back(std::move(a));
@@ -96,6 +136,8 @@ Result<InstanceCaches> InstanceCaches::adoptFrom(int pidfd,
 
 bool InstanceCaches::fits(const SiteConfig& site) const {
   if (site.caches.size() != areas_.size()) return false;
+  if (common::config::hasLimits(site) != limits_fd_.valid()) return false;
+  if (limits_fd_.valid() && limits_bytes_ != site.limit_table) return false;
   for (size_t i = 0; i < areas_.size(); ++i) {
     if (!common::config::sameCacheStorage(areas_[i].config, site.caches[i])) return false;
   }
@@ -104,19 +146,22 @@ bool InstanceCaches::fits(const SiteConfig& site) const {
 
 bool InstanceCaches::sameAreas(const InstanceCaches& other) const {
   if (areas_.size() != other.areas_.size()) return false;
-  for (size_t i = 0; i < areas_.size(); ++i) {
+  if (limits_fd_.valid() != other.limits_fd_.valid()) return false;
+  auto same = [](int x, int y) {
     struct stat a, b;
-    if (::fstat(areas_[i].fd.get(), &a) != 0 || ::fstat(other.areas_[i].fd.get(), &b) != 0 ||
-        a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-      return false;
-    }
+    return ::fstat(x, &a) == 0 && ::fstat(y, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+  };
+  for (size_t i = 0; i < areas_.size(); ++i) {
+    if (!same(areas_[i].fd.get(), other.areas_[i].fd.get())) return false;
   }
-  return true;
+  return !limits_fd_.valid() || same(limits_fd_.get(), other.limits_fd_.get());
 }
 
 std::vector<std::string> InstanceCaches::names() const {
   std::vector<std::string> out;
   for (const Area& a : areas_) out.push_back(a.config.name);
+  if (limits_fd_.valid()) out.emplace_back(ipc::kLimitAreaName);
   return out;
 }
 
@@ -125,6 +170,11 @@ Result<std::vector<UniqueFd>> InstanceCaches::duplicateFds() const {
   for (const Area& a : areas_) {
     int copy = ::fcntl(a.fd.get(), F_DUPFD_CLOEXEC, 0);
     if (copy < 0) return common::errnoStatus(errno, "cache." + a.config.name + ": dup");
+    out.emplace_back(copy);
+  }
+  if (limits_fd_.valid()) {
+    int copy = ::fcntl(limits_fd_.get(), F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return common::errnoStatus(errno, "the limit table: dup");
     out.emplace_back(copy);
   }
   return out;

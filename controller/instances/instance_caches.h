@@ -7,7 +7,10 @@
 //
 // Made at start, kept while the instance runs, dropped when it stops. A reload keeps them
 // when every cache's storage (memory, disk, max_disk, max_entry) is unchanged; otherwise
-// the new config needs a restart (fits() says which). After a controller restart the areas
+// the new config needs a restart (fits() says which). The site's limit table (common/
+// limits/limit_table.h, when the config has a `limit`) is one more area, made, passed and
+// checked the same way under the name ipc::kLimitAreaName; a reload keeps it while
+// [site] limit_table is unchanged. After a controller restart the areas
 // are taken back from the re-attached workers (adoptFrom), checked to be what this config
 // makes, so workers started later share them.
 #pragma once
@@ -24,7 +27,7 @@ namespace scalws::controller {
 
 class InstanceCaches {
  public:
-  // A new area for every [cache] of `site`.
+  // A new area for every [cache] of `site`, and its limit table.
   static common::Result<InstanceCaches> make(const common::config::SiteConfig& site);
 
   // The areas `pidfd`'s worker reports (ready or attach hello), copied out of its fd table
@@ -35,13 +38,14 @@ class InstanceCaches {
                                                   const std::vector<ipc::CacheAreaReport>& reported,
                                                   const common::config::SiteConfig& site);
 
-  bool empty() const { return areas_.empty(); }
+  bool empty() const { return areas_.empty() && !limits_fd_.valid(); }
   // Whether these areas serve `site` as they are (a reload may keep them).
   bool fits(const common::config::SiteConfig& site) const;
   // Whether `other` holds the same areas (the same memfds), as two workers of one instance
   // must.
   bool sameAreas(const InstanceCaches& other) const;
-  // The names, in the order duplicateFds() gives the fds (ListenersArgs::caches).
+  // The names, in the order duplicateFds() gives the fds (ListenersArgs::caches); the
+  // limit table last.
   std::vector<std::string> names() const;
   common::Result<std::vector<common::UniqueFd>> duplicateFds() const;
 
@@ -51,6 +55,8 @@ class InstanceCaches {
     common::UniqueFd fd;
   };
   std::vector<Area> areas_;
+  common::UniqueFd limits_fd_;  // the limit table; invalid when the site limits nothing
+  uint64_t limits_bytes_ = 0;
 };
 
 }  // namespace scalws::controller

@@ -350,7 +350,8 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
       slot.listeners.fds.push_back(std::move(ends->fds[k]));
     }
   }
-  if (caches_.empty() && running_site_ && !running_site_->caches.empty()) {
+  if (caches_.empty() && running_site_ &&
+      (!running_site_->caches.empty() || common::config::hasLimits(*running_site_))) {
     // Taken over from workers whose cache areas could not be kept: new ones.
     Result<InstanceCaches> made = InstanceCaches::make(*running_site_);
     if (!made.ok()) return made.status();
@@ -524,7 +525,8 @@ void InstanceSupervisor::doReload(Done done) {
   if (!caches_.fits(*site)) {
     return done(Status(StatusCode::kFailedPrecondition,
                        "the caches' storage changed (which caches, or a memory, disk, max_disk "
-                       "or max_entry); that needs `scalwsctl instance restart " +
+                       "or max_entry), or the limit table's (a limit added or all removed, or "
+                       "limit_table); that needs `scalwsctl instance restart " +
                            record_.name + "`"));
   }
   Result<std::vector<ipc::PhpPoolGrant>> pools = instancePoolGrants(*env_.store, record_, *site);

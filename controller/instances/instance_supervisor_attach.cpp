@@ -117,8 +117,9 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
   std::vector<uint32_t> up;
   for (auto& w : workers) {
     std::string why = refusal(*w, slots, launch.has_value());
-    if (why.empty() && site && !site->caches.empty()) {
-      // Its cache areas must be the ones this config makes, and the same in every worker.
+    if (why.empty() && site && (!site->caches.empty() || common::config::hasLimits(*site))) {
+      // Its cache areas (and limit table) must be the ones this config makes, and the same
+      // in every worker.
       Result<InstanceCaches> areas = w->cacheAreas(*site);
       if (!areas.ok()) {
         why = "its cache areas: " + areas.status().message();

@@ -1,5 +1,7 @@
 #include "worker/http/http_stream.h"
 
+#include "worker/limits/shared_limits.h"
+
 namespace scalws::worker {
 
 bool HttpStream::moveTo(ResponseState next) noexcept {
@@ -22,6 +24,7 @@ bool HttpStream::moveTo(ResponseState next) noexcept {
   if (!allowed) return false;
   response_ = next;
   if (next == S::kFinished || next == S::kDead) {
+    releaseLimit();
     writable_observer_ = nullptr;
     if (next == S::kDead && in_flight_ != nullptr) abortInFlight();
     in_flight_ = nullptr;
@@ -44,7 +47,23 @@ void HttpStream::rewind() noexcept {
   if (moveTo(ResponseState::kNone)) body_bytes_ = 0;
 }
 
+void HttpStream::holdLimit(std::shared_ptr<limits::SharedLimits> table, uint32_t slot,
+                           uint64_t key) noexcept {
+  releaseLimit();
+  limit_table_ = std::move(table);
+  limit_slot_ = slot;
+  limit_key_ = key;
+}
+
+void HttpStream::releaseLimitSlot() noexcept {
+  limit_table_->table().release(limit_slot_, limit_key_);
+  limit_slot_ = 0;
+  limit_key_ = 0;
+  limit_table_.reset();
+}
+
 void HttpStream::reset() noexcept {
+  releaseLimit();
   response_ = ResponseState::kNone;
   handler_ = nullptr;
   action_ = common::metrics::Action::kOther;

@@ -13,6 +13,9 @@
 //   kStarted/kFinished ──rewind()──► kNone   (an answer replaced before a byte of it left)
 //   any ──reset()──► kNone                    (the next request on a reused object)
 //
+// A request a route's `limit` counts in flight holds its slot of the limit table until
+// the response finishes or dies (or the stream is reset or destroyed).
+//
 // Leaving for kFinished or kDead drops the handler's InFlight and WritableObserver; kDead
 // calls InFlight::abort() first, so an asynchronous handler never touches a dead writer.
 // The request body reaches the handler's BodySink through deliverBody(), only while the
@@ -20,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "common/metrics/metrics_snapshot.h"
@@ -31,6 +35,9 @@
 namespace scalws::worker {
 
 class RequestDispatcher;
+namespace limits {
+class SharedLimits;
+}
 
 class HttpStream : public ResponseWriter {
  public:
@@ -62,7 +69,7 @@ class HttpStream : public ResponseWriter {
 
  protected:
   explicit HttpStream(size_t arena_block) : arena_(arena_block) { request_.arena = &arena_; }
-  ~HttpStream() override = default;
+  ~HttpStream() override { releaseLimit(); }
 
   // The request announced `Expect: 100-continue` (RFC 9110 §10.1.1). `will_read`: the
   // handler reads the body, so an interim 100 solicits it; otherwise the answer comes
@@ -93,6 +100,7 @@ class HttpStream : public ResponseWriter {
     response_ = ResponseState::kFinished;
     in_flight_ = nullptr;
     writable_observer_ = nullptr;
+    releaseLimit();
     return true;
   }
   // The stream ends before its response did: InFlight::abort(), then kDead.
@@ -136,6 +144,12 @@ class HttpStream : public ResponseWriter {
   friend class RequestDispatcher;
   // The one place the response state changes; false for a transition the table refuses.
   bool moveTo(ResponseState next) noexcept;
+  // The request counts in `table`'s slot until it ends (RequestDispatcher, once admitted).
+  void holdLimit(std::shared_ptr<limits::SharedLimits> table, uint32_t slot, uint64_t key) noexcept;
+  void releaseLimit() noexcept {
+    if (limit_slot_ != 0) releaseLimitSlot();
+  }
+  void releaseLimitSlot() noexcept;
 
   ResponseState response_ = ResponseState::kNone;
   Handler* handler_ = nullptr;
@@ -145,6 +159,9 @@ class HttpStream : public ResponseWriter {
   uint64_t body_bytes_ = 0;
   uint64_t body_limit_ = UINT64_MAX;
   common::metrics::Action action_ = common::metrics::Action::kOther;  // the handler's
+  std::shared_ptr<limits::SharedLimits> limit_table_;                 // set while limit_slot_ != 0
+  uint32_t limit_slot_ = 0;
+  uint64_t limit_key_ = 0;
 };
 
 }  // namespace scalws::worker

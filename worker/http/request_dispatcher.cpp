@@ -2,6 +2,7 @@
 
 #include <uv.h>
 
+#include <charconv>
 #include <string>
 
 #include "common/log.h"
@@ -13,6 +14,7 @@
 #include "worker/http/path_normalizer.h"
 #include "worker/http/real_ip.h"
 #include "worker/http/rewrite.h"
+#include "worker/limits/route_limit.h"
 #include "worker/loop/worker_loop.h"
 #include "worker/net/shared_hosts.h"
 #include "worker/response/response_filter.h"
@@ -39,6 +41,21 @@ int matchRoute(Request& r, const ConfigSnapshot& snap, common::RegexCaptures*& c
   int route = snap.router().match(r, captures);
   r.captures = route >= 0 && snap.route(route).match.regex ? captures : nullptr;
   return route;
+}
+
+// The route's `limit`: true when the request may go on (then `verdict` says which slot it
+// holds in flight, if any), false when it was answered 429.
+bool admitLimited(HttpStream& stream, Request& r, const limits::RouteLimit& limit,
+                  limits::SharedLimits& table, limits::LimitVerdict& verdict) {
+  verdict = limits::checkLimit(limit, table, r, common::limits::monotonicNs());
+  if (verdict.status == 0) return true;
+  // RFC 6585 §4: a 429 may say how long to wait in Retry-After (RFC 9110 §10.2.3).
+  char* digits = r.arena->allocate(16);
+  char* end = std::to_chars(digits, digits + 16, verdict.retry_after_s).ptr;
+  const HeaderField retry[] = {
+      {"Retry-After", std::string_view(digits, static_cast<size_t>(end - digits))}};
+  sendError(r, writerFor(stream, r, r.response_rules), verdict.status, retry);
+  return false;
 }
 
 }  // namespace
@@ -92,6 +109,11 @@ void RequestDispatcher::dispatch(HttpStream& stream, const ConfigSnapshot& snap)
   r.response_rules = snap.responseRules(route);
   uint64_t max_body = snap.maxBody(route);
   stream.body_limit_ = max_body;
+  if (const limits::RouteLimit* limit = snap.limit(route); limit != nullptr) {
+    limits::LimitVerdict verdict;
+    if (!admitLimited(stream, r, *limit, *snap.limitTable(), verdict)) return;
+    if (verdict.slot != 0) stream.holdLimit(snap.limitTable(), verdict.slot, verdict.key);
+  }
   if (r.has_body && !r.chunked && r.content_length > max_body) {
     sendError(r, writerFor(stream, r, r.response_rules), 413, {}, true);
     return;

@@ -11,12 +11,17 @@
 //   2. the path is normalised (percent-decoding, dot segments): 400 when it cannot be;
 //   3. the router picks a route: 404 when none matches; a route with `rewrite` changes the
 //      path (and query) and routing starts again, at most 10 times (then 500, logged);
-//   4. the route's policy: a declared body over max_body gets 413 before the handler runs
+//   4. the route's `limit` (its own or [site]'s, worker/limits/route_limit.h): 429 with
+//      Retry-After for a client over the rate or with too many requests in flight. First
+//      of the route's checks, so a flood of password guesses is refused before any hash
+//      is computed; a route without a limit pays one pointer test. An admitted request
+//      counted in flight holds its slot on the stream until its response ends;
+//   5. the route's policy: a declared body over max_body gets 413 before the handler runs
 //      (it must not answer a request we will not read), a peer outside `allow` gets 403;
 //      the route's auth: 401 without valid credentials, or a wait for the password's hash
-//      (then resume() takes over from step 5);
-//   5. Expect: 100-continue is settled (HttpStream::onExpectContinue);
-//   6. the route's handler runs.
+//      (then resume() takes over from step 6);
+//   6. Expect: 100-continue is settled (HttpStream::onExpectContinue);
+//   7. the route's handler runs.
 // Before all of it (after the 421), with [real_ip], the client's address from a trusted
 // proxy's header becomes the request's peer. Every error goes through sendError. The
 // stream's body limit is the route's max_body (the server's when no route matched) once
@@ -24,9 +29,9 @@
 //
 // Response rules (headers, errors, compress: worker/response/): the route's, or for the
 // 400, 404 and rewrite 500 given before a route matched, [site]'s. When they edit headers
-// or compress, the handler (and the route's own 403/413) answers through a ResponseFilter
+// or compress, the handler (and the route's own 429/403/413) answers through a ResponseFilter
 // instead of the stream; a route without rules gets the stream itself. Auth's 401 and 503
-// go through answerError, so the route's rules apply to them too.
+// go through answerError, so the route's rules apply to them too, as to the limit's 429.
 #pragma once
 
 #include <cstdint>

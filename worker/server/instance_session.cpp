@@ -211,6 +211,10 @@ std::vector<ipc::CacheAreaReport> InstanceSession::cacheReports() const {
   for (const auto& [name, shared] : plan_.caches->all()) {
     out.push_back(ipc::CacheAreaReport{name, shared->areaFd()});
   }
+  if (plan_.caches->limits() != nullptr) {
+    out.push_back(
+        ipc::CacheAreaReport{std::string(ipc::kLimitAreaName), plan_.caches->limits()->fd()});
+  }
   return out;
 }
 
@@ -220,6 +224,21 @@ Result<std::shared_ptr<cache::CacheSet>> InstanceSession::adoptCaches(
   if (!site.ok()) return site.status();
   auto set = std::make_shared<cache::CacheSet>();
   for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == ipc::kLimitAreaName) {
+      // Mapped and checked now, so a table that is not what this config makes (its size,
+      // its header) refuses the start.
+      if (!common::config::hasLimits(*site) || set->limits() != nullptr) {
+        return common::invalidArgument("a limit table the config has no use for, or twice");
+      }
+      Result<std::shared_ptr<limits::SharedLimits>> table =
+          limits::SharedLimits::adopt(site->limit_table, std::move(fds[i]));
+      if (!table.ok()) {
+        return common::invalidArgument("the limit table sent cannot be used: " +
+                                       table.status().message());
+      }
+      set->setLimits(std::move(table).value());
+      continue;
+    }
     const common::config::CacheConfig* config = nullptr;
     for (const common::config::CacheConfig& c : site->caches) {
       if (c.name == names[i]) config = &c;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "common/config/config_loader.h"
 #include "common/log.h"
 #include "common/net/listen_socket.h"
 #include "worker/metrics/metrics_area.h"
@@ -122,6 +123,18 @@ void SingleProcessServer::reload() {
   if (!text.ok()) {
     LOG_ERROR("reload refused, keeping the running config: %s", text.status().message().c_str());
     return;
+  }
+  // A new limit table would be a memfd made inside the sandbox, which forbids that.
+  common::Result<common::config::SiteConfig> parsed =
+      common::config::loadSiteConfigString(*text, config_path_);
+  if (parsed.ok() && common::config::hasLimits(*parsed)) {
+    const auto& table = runtime_.caches != nullptr ? runtime_.caches->limits() : nullptr;
+    if (table == nullptr || table->bytes() != parsed->limit_table) {
+      LOG_ERROR(
+          "reload refused: the limit table would be a new one (a limit where there was "
+          "none, or another limit_table); single mode needs a restart for that");
+      return;
+    }
   }
   common::Result<SiteRuntime> next = prepareSiteFromText(*text, config_path_, &runtime_);
   if (!next.ok()) {

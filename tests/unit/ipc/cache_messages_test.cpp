@@ -50,9 +50,17 @@ TEST(CacheMessagesTest, ResultsAndReports) {
   EXPECT_EQ(*reports, (std::vector<CacheAreaReport>{{"pages", 4}, {"api.v2", 5}}));
   EXPECT_TRUE(cacheAreaReportsFrom(Json::object())->empty());  // none
   Json too_many = {{"caches", Json::array()}};
-  for (int i = 0; i < 65; ++i) too_many["caches"].push_back({{"name", "c"}, {"fd", 3}});
+  for (int i = 0; i < 66; ++i) too_many["caches"].push_back({{"name", "c"}, {"fd", 3}});
   EXPECT_FALSE(cacheAreaReportsFrom(too_many).ok());
   EXPECT_FALSE(cacheAreaReportsFrom(Json{{"caches", {{{"name", "c\n"}, {"fd", 3}}}}}).ok());
+  // The limit table rides with them under the one name no cache can have.
+  auto limits = cacheAreaReportsFrom(Json{{"caches", {{{"name", "@limits"}, {"fd", 6}}}}});
+  ASSERT_TRUE(limits.ok()) << limits.status().message();
+  EXPECT_EQ(*limits, (std::vector<CacheAreaReport>{{std::string(kLimitAreaName), 6}}));
+  EXPECT_FALSE(cacheAreaReportsFrom(Json{{"caches", {{{"name", "@other"}, {"fd", 6}}}}}).ok());
+  EXPECT_TRUE(isAreaName("pages"));
+  EXPECT_TRUE(isAreaName("@limits"));
+  EXPECT_FALSE(isAreaName("@limit"));
 }
 
 }  // namespace

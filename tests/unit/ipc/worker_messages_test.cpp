@@ -118,7 +118,12 @@ TEST(WorkerMessagesTest, CacheAreasTravelWithTheListenersAndInReadyAndHello) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->caches, l.caches);
   EXPECT_FALSE(wire(ListenersArgs{l.listeners, {}}.encode()).contains("caches"));
-  for (Json bad : {Json("pages"), Json::array({"../x"}), Json::array({""}), Json::array({7})}) {
+  ListenersArgs with_limits{l.listeners, {"pages", "@limits"}};
+  auto limits_back = ListenersArgs::decode(wire(with_limits.encode()));
+  ASSERT_TRUE(limits_back.ok()) << limits_back.status().message();
+  EXPECT_EQ(limits_back->caches, with_limits.caches);
+  for (Json bad : {Json("pages"), Json::array({"../x"}), Json::array({""}), Json::array({7}),
+                   Json::array({"@other"})}) {
     Json broken = j;
     broken["caches"] = bad;
     EXPECT_FALSE(ListenersArgs::decode(broken).ok()) << bad.dump();

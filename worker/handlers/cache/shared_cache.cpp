@@ -156,6 +156,17 @@ common::Result<std::shared_ptr<CacheSet>> CacheSet::forSite(const common::config
     }
     set->caches_[config.name] = std::move(made).value();
   }
+  if (common::config::hasLimits(site)) {
+    if (previous != nullptr && previous->limits_ != nullptr &&
+        previous->limits_->bytes() == site.limit_table) {
+      set->limits_ = previous->limits_;
+    } else {
+      common::Result<std::shared_ptr<limits::SharedLimits>> made =
+          limits::SharedLimits::create(site.limit_table);
+      if (!made.ok()) return made.status();
+      set->limits_ = std::move(made).value();
+    }
+  }
   return set;
 }
 

@@ -24,6 +24,7 @@
 #include "common/unique_fd.h"
 #include "worker/handlers/cache/disk_worker.h"
 #include "worker/handlers/cache/memory_store.h"
+#include "worker/limits/shared_limits.h"
 
 namespace scalws::worker::cache {
 
@@ -84,11 +85,14 @@ class SharedCache {
   std::unique_ptr<DiskWorker> disk_;
 };
 
-// The caches of one site by name.
+// The caches of one site by name, and its limit table (the site's shared areas: made
+// together, by the same process, and passed to workers the same way).
 class CacheSet {
  public:
   // Every [cache] of `site`, keeping those of `previous` whose memory and disk settings
-  // are the same (a reload keeps their entries); the disk directories opened.
+  // are the same (a reload keeps their entries); the disk directories opened. With a
+  // `limit` anywhere in the site, its limit table too, kept from `previous` when
+  // limit_table is unchanged.
   static common::Result<std::shared_ptr<CacheSet>> forSite(const common::config::SiteConfig& site,
                                                            const CacheSet* previous,
                                                            const std::string& user);
@@ -97,9 +101,13 @@ class CacheSet {
   void add(const std::string& name, std::shared_ptr<SharedCache> cache) {
     caches_[name] = std::move(cache);
   }
+  // Null when the site limits nothing.
+  const std::shared_ptr<limits::SharedLimits>& limits() const { return limits_; }
+  void setLimits(std::shared_ptr<limits::SharedLimits> table) { limits_ = std::move(table); }
 
  private:
   std::map<std::string, std::shared_ptr<SharedCache>> caches_;
+  std::shared_ptr<limits::SharedLimits> limits_;
 };
 
 }  // namespace scalws::worker::cache

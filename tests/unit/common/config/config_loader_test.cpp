@@ -224,7 +224,7 @@ address = "127.0.0.1:0"
             "t.toml:2:22: route.respond.status: must be between 200 and 599, found 42\n"
             "t.toml:3:1: route: unknown key \"bogus\" (expected one of: match, respond, static, "
             "status, php, proxy, app, cache_purge, redirect, rewrite, policy, headers, errors, "
-            "compress, auth)\n"
+            "compress, auth, limit)\n"
             "t.toml:6:11: server.workers: must be between 1 and 1024, found 0\n"
             "t.toml:7:8: server.mode: unknown value \"both\" (expected \"multi\" or \"single\")\n"
             "t.toml:10:11: listen.address: port must be between 1 and 65535, found \"0\"");

@@ -181,9 +181,8 @@ TEST(ResponseKeys, SiteTable) {
   EXPECT_EQ(site.response.headers->set[0].name, "x-site");
   ASSERT_TRUE(site.response.compress.has_value());
   EXPECT_TRUE(site.routes[0].response.empty());  // merged by the worker, not the loader
-  EXPECT_EQ(snippetErrors("[site]\nlimit = 1\n"),
-            "t.toml:2:1: site: unknown key \"limit\" (expected one of: headers, errors, "
-            "compress)");
+  EXPECT_EQ(snippetErrors("[site]\nlimits = 1\n"),
+            "t.toml:2:1: site: unknown key \"limits\" (did you mean \"limit\"?)");
   EXPECT_EQ(snippetErrors("site = 1\n"), "t.toml:1:8: site: expected a table, found an integer");
 }
 

@@ -44,7 +44,7 @@ TEST(RouteSection, UnknownActionsAreUnknownKeys) {
             "app, cache_purge, redirect, or a rewrite)\n"
             "t.toml:2:1: route: unknown key \"forward\" (expected one of: match, respond, static, "
             "status, php, proxy, app, cache_purge, redirect, rewrite, policy, headers, errors, "
-            "compress, auth)");
+            "compress, auth, limit)");
   EXPECT_EQ(snippetErrors("[[route]]\nrespnd = {}\n"),
             "t.toml:1:1: route: no action (expected one of: respond, static, status, php, proxy, "
             "app, cache_purge, redirect, or a rewrite)\n"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/cache/shared_area.h"
+#include "common/limits/limit_table.h"
 #include "controller/instances/instance_config.h"
 #include "controller/instances/worker_probe.h"
 
@@ -101,6 +102,72 @@ TEST(InstanceCachesTest, AreasAreTakenBackFromAWorkerOnlyWhenTheyAreWhatTheConfi
     EXPECT_FALSE(InstanceCaches::adoptFrom(pidfd->get(), reports, two).ok());
   }
   ::close(not_memfd);
+}
+
+const char* kLimited = "[site]\nlimit = { rate = \"10r/s\" }\nlimit_table = \"128k\"\n";
+
+TEST(InstanceCachesTest, TheLimitTableGoesLastWithTheAreas) {
+  auto made = InstanceCaches::make(site(std::string(kLimited) + kTwo));
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  EXPECT_FALSE(made->empty());
+  EXPECT_EQ(made->names(), (std::vector<std::string>{"pages", "api", "@limits"}));
+  auto fds = made->duplicateFds();
+  ASSERT_TRUE(fds.ok());
+  ASSERT_EQ(fds->size(), 3u);
+  // What a worker maps: a table made for this limit_table.
+  EXPECT_TRUE(common::limits::LimitTable::attach((*fds)[2].get(), 128 << 10).ok());
+  EXPECT_FALSE(common::limits::LimitTable::attach((*fds)[2].get(), 1 << 20).ok());
+  // Limits alone: one area, not empty.
+  auto alone = InstanceCaches::make(site(kLimited));
+  ASSERT_TRUE(alone.ok());
+  EXPECT_FALSE(alone->empty());
+  EXPECT_EQ(alone->names(), (std::vector<std::string>{"@limits"}));
+}
+
+TEST(InstanceCachesTest, AReloadKeepsTheLimitTableOnlyForTheSameSize) {
+  auto made = InstanceCaches::make(site(kLimited));
+  ASSERT_TRUE(made.ok());
+  EXPECT_TRUE(made->fits(site(kLimited)));
+  // Other limits in the same table: kept.
+  EXPECT_TRUE(made->fits(site("[site]\nlimit = { connections = 3 }\nlimit_table = \"128k\"\n")));
+  // Another size, or no limit any more: a restart.
+  EXPECT_FALSE(made->fits(site("[site]\nlimit = { rate = \"10r/s\" }\n")));
+  EXPECT_FALSE(made->fits(site("")));
+  // No table yet and a limit now: a restart too.
+  EXPECT_FALSE(InstanceCaches::make(site("")).value().fits(site(kLimited)));
+}
+
+TEST(InstanceCachesTest, TheLimitTableIsTakenBackOnlyWhenItIsWhatTheConfigMakes) {
+  common::config::SiteConfig limited = site(kLimited);
+  auto made = InstanceCaches::make(limited);
+  ASSERT_TRUE(made.ok());
+  auto fds = made->duplicateFds();
+  ASSERT_TRUE(fds.ok());
+  auto pidfd = openPidfd(::getpid());
+  ASSERT_TRUE(pidfd.ok()) << pidfd.status().message();
+  auto adopted = InstanceCaches::adoptFrom(pidfd->get(), {{"@limits", (*fds)[0].get()}}, limited);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().message();
+  EXPECT_TRUE(adopted->sameAreas(*made));
+  EXPECT_FALSE(InstanceCaches::make(limited).value().sameAreas(*made));
+
+  common::UniqueFd foreign(::memfd_create("scalws-limits", MFD_CLOEXEC));  // unsized
+  auto bigger = InstanceCaches::make(site("[site]\nlimit = { rate = \"10r/s\" }\n"));
+  ASSERT_TRUE(bigger.ok());
+  auto big_fds = bigger->duplicateFds();
+  ASSERT_TRUE(big_fds.ok());
+  const std::vector<std::vector<ipc::CacheAreaReport>> refused = {
+      {},                                                            // missing
+      {{"@limits", (*fds)[0].get()}, {"@limits", (*fds)[0].get()}},  // twice
+      {{"@limits", foreign.get()}},                                  // not sized for it
+      {{"@limits", (*big_fds)[0].get()}},                            // another limit_table
+      {{"@limits", 9999}},                                           // not there
+  };
+  for (const auto& reports : refused) {
+    EXPECT_FALSE(InstanceCaches::adoptFrom(pidfd->get(), reports, limited).ok());
+  }
+  // A worker holding a table the config has no use for.
+  EXPECT_FALSE(
+      InstanceCaches::adoptFrom(pidfd->get(), {{"@limits", (*fds)[0].get()}}, site("")).ok());
 }
 
 }  // namespace
