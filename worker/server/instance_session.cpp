@@ -76,7 +76,7 @@ Result<ipc::ConfigArgs> parseInstanceSettings(const Json& args) {
 
 Result<common::config::SiteConfig> loadInstanceSite(const ipc::WorkerSettings& settings) {
   common::config::LoadOptions options;
-  options.allow_server_table = false;  // mode, CPUs and user are the controller's
+  options.server_table = common::config::ServerTable::kSiteOnly;  // see below
   options.php_pools_from_controller = true;
   options.apps_from_controller = true;
   Result<common::config::SiteConfig> site =
@@ -84,7 +84,10 @@ Result<common::config::SiteConfig> loadInstanceSite(const ipc::WorkerSettings& s
   if (!site.ok()) return site.status();
   SCALWS_RETURN_IF_ERROR(applyPhpPoolGrants(*site, settings.php_pools));
   SCALWS_RETURN_IF_ERROR(applyAppGrants(*site, settings.apps));
-  common::config::ServerConfig server;
+  // The site's own [server] keys (timeouts, limits, ...) from the config; processes, CPUs
+  // and user from the controller. The log files are the controller's too: it opens them
+  // and sends the fds, so no path is set here.
+  common::config::ServerConfig server = common::config::serverOrDefaults(*site);
   server.workers = settings.loops;
   server.mode = settings.mode;
   server.cpus = settings.cpus.ids();
