@@ -186,8 +186,10 @@ def test_sigusr1_reopens_the_logs_under_load_and_loses_no_line(mode):
         else:
             # The old generation drains as on SIGHUP: a kept-alive connection it closes
             # while idle can cross a client's next request, which then has no answer (and
-            # no line); a client retries those on a new connection (RFC 9112 §9.3.1).
-            assert all("RemoteDisconnected" in f for f in load.failures), load.failures[:5]
+            # no line): closed or reset; a client retries those on a new connection
+            # (RFC 9112 §9.3.1). What was answered is what the logs hold, below.
+            unanswered = ("RemoteDisconnected", "ConnectionResetError", "BrokenPipeError")
+            assert all(f.startswith(unanswered) for f in load.failures), load.failures[:5]
         assert s.stop() == 0  # every buffer flushed at exit
         old = lines_of(path + ".1")
         new = lines_of(path)
