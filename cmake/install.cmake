@@ -1,6 +1,7 @@
 # `cmake --install` (and the Debian package, which runs it): the binaries, the systemd unit
 # with its sysusers and tmpfiles files, /etc/scalws (the unit's options and an example
-# instance config), the example site, the man pages and bash completion for scalwsctl.
+# instance config), the example site, the man pages, bash completion for scalwsctl and the
+# logrotate file of the instances' logs.
 #
 #   sbin:  scalwsd, scalws-controller, scalws-front (the controller looks for scalwsd and
 #          scalws-front beside itself)
@@ -62,6 +63,9 @@ install(DIRECTORY ${deploy}/examples/www DESTINATION ${CMAKE_INSTALL_DATADIR}/sc
 
 install(FILES ${deploy}/bash-completion/scalwsctl
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+# The instances' access and error logs (LOG_DIR/NAME/*.log): rotated daily, reopened with
+# `scalwsctl instance reopen-logs --all`.
+install(FILES ${deploy}/logrotate/scalws DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/logrotate.d)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/ARCHITECTURE.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 

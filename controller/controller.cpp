@@ -200,6 +200,7 @@ InstanceSupervisor& Controller::supervisorFor(const state::InstanceRecord& recor
   env.metrics = metrics_.get();
   env.ticket_secret = instanceTicketSecret(host_ticket_secret_, record.name);
   env.app_dir = options_.app_dir;
+  env.log_dir = options_.log_dir;
   env.shared = shared_.get();
   auto sup = std::make_unique<InstanceSupervisor>(std::move(env), record);
   InstanceSupervisor& ref = *sup;
@@ -599,6 +600,12 @@ void Controller::purgeCache(const std::string& name, const ipc::CachePurge& purg
   InstanceSupervisor* sup = find(name);
   if (sup == nullptr) return deferCall(&loop_, [done, name] { done(gone(name)); });
   sup->purgeCache(purge, std::move(done));
+}
+
+void Controller::reopenLogs(const std::string& name, Done done) {
+  InstanceSupervisor* sup = find(name);
+  if (sup == nullptr) return deferCall(&loop_, [done, name] { done(gone(name)); });
+  sup->reopenLogs(std::move(done));
 }
 
 std::vector<ipc::CacheFigures> Controller::cacheFigures(const std::string& name) const {

@@ -82,6 +82,7 @@ class Controller final : public InstanceRuntime {
   std::optional<common::config::SiteConfig> runningSite(const std::string& name) const override;
   bool reloadPending(const std::string& name) const override;
   void purgeCache(const std::string& name, const ipc::CachePurge& purge, PurgeDone done) override;
+  void reopenLogs(const std::string& name, Done done) override;
   std::vector<ipc::CacheFigures> cacheFigures(const std::string& name) const override;
   ipc::Json sharedAddresses(const std::optional<std::string>& instance) const override;
   std::optional<std::vector<ipc::PhpPoolGrant>> runningPools(

@@ -13,6 +13,7 @@ const char* const kControllerUsage =
     "                         [--scalwsd PATH] [--crash-limit N] [--crash-window SECONDS]\n"
     "                         [--metrics-listen ADDR] [--pool-dir DIR] [--php-fpm PATH]\n"
     "                         [--allow-php-fpm PATH]... [--app-dir DIR] [--allow-root-instances]\n"
+    "                         [--log-dir DIR]\n"
     "                         [--pool-log-size SIZE] [--app-log-size SIZE]\n"
     "                         [--dashboard-listen ADDR [--dashboard-auth FILE]]\n"
     "                         [--scalws-front PATH] [--front-user USER] [--front-processes N]\n"
@@ -29,6 +30,8 @@ const char* const kControllerUsage =
     "  --pool-dir DIR        sockets of managed PHP pools, reachable by the instances' users\n"
     "                        (default /run/scalws/php)\n"
     "  --app-dir DIR         sockets of the apps, a directory each (default /run/scalws/apps)\n"
+    "  --log-dir DIR         each instance's access.log and error.log, in DIR/NAME/ (default\n"
+    "                        /var/log/scalws)\n"
     "  --php-fpm PATH        php-fpm for managed pools (default /usr/sbin/php-fpm8.2)\n"
     "  --allow-php-fpm PATH  another php-fpm binary `pool add --php-fpm` may name (repeat\n"
     "                        for more); no other binary is ever run\n"
@@ -105,12 +108,13 @@ common::Result<ControllerOptions> parseControllerArgs(const std::vector<std::str
         return common::invalidArgument("--dashboard-auth needs an absolute path");
       }
     } else if (arg == "--pool-dir" || arg == "--php-fpm" || arg == "--allow-php-fpm" ||
-               arg == "--app-dir") {
+               arg == "--app-dir" || arg == "--log-dir") {
       std::string path;
       SCALWS_RETURN_IF_ERROR(value(path));
       if (path.front() != '/') return common::invalidArgument(arg + " needs an absolute path");
       if (arg == "--pool-dir") o.pool_dir = path;
       if (arg == "--app-dir") o.app_dir = path;
+      if (arg == "--log-dir") o.log_dir = path;
       if (arg == "--php-fpm") o.php_fpm = path;
       if (arg == "--allow-php-fpm") o.allowed_php_fpm.push_back(path);
     } else if (arg == "--pool-log-size" || arg == "--app-log-size") {

@@ -53,6 +53,8 @@ struct ControllerOptions {
   std::string dashboard_auth;    // "" = no credentials asked (loopback only)
   std::string pool_dir = kDefaultPoolDir;
   std::string app_dir = "/run/scalws/apps";  // --app-dir: the apps' sockets (app_manager.h)
+  // --log-dir: LOG_DIR/NAME/{access,error}.log of each instance (instance_log_files.h).
+  std::string log_dir = "/var/log/scalws";
   std::string php_fpm = "/usr/sbin/php-fpm8.2";
   std::vector<std::string> allowed_php_fpm;     // besides php_fpm
   uint64_t pool_log_size = kDefaultPoolLogCap;  // php-fpm.log rotates at this size

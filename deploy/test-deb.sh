@@ -109,7 +109,7 @@ in_root -- '
   getent group scalws >/dev/null || { echo "no group scalws"; exit 1; }
   test "$(stat -c %a:%U /var/lib/scalws)" = 750:root || { echo "/var/lib/scalws is not 0750 root"; exit 1; }
   conffiles=$(dpkg-query -W -f="\${Conffiles}" scalws)
-  for f in /etc/scalws/controller.env /etc/scalws/sites/example.toml; do
+  for f in /etc/scalws/controller.env /etc/scalws/sites/example.toml /etc/logrotate.d/scalws; do
     echo "$conffiles" | grep -q " $f " || { echo "$f is not a conffile"; exit 1; }
   done
   /usr/sbin/scalwsd --version | grep -q "^scalwsd [0-9]" || { echo "scalwsd --version"; exit 1; }
@@ -171,6 +171,7 @@ in_root -- '
   test -f /etc/scalws/controller.env || { echo "remove deleted the conffiles"; exit 1; }
   apt-get purge -y -q scalws >/tmp/purge.log 2>&1 || { cat /tmp/purge.log; exit 1; }
   test ! -e /var/lib/scalws || { echo "purge left /var/lib/scalws"; exit 1; }
+  test ! -e /var/log/scalws || { echo "purge left /var/log/scalws"; exit 1; }
   test ! -e /etc/scalws || { echo "purge left /etc/scalws"; exit 1; }
   test ! -e /etc/systemd/system/multi-user.target.wants/scalws-controller.service ||
     { echo "purge left the unit enabled"; exit 1; }

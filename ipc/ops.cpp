@@ -29,6 +29,8 @@ constexpr std::array kOps = {
            "drop cached answers (a URL, a prefix, all)"},
     OpSpec{op::kSharedNames, kController, kWorker, kWrite, true,
            "who claims which names on the shared addresses it listens on"},
+    OpSpec{op::kReopenLogs, kController, kWorker, kWrite, true,
+           "the access log reopened after a rotation (one fd, put in place of the old)"},
 
     // Front channel (socketpair per front of a shared address).
     OpSpec{op::kFrontHello, kFront, kController, kRead, true, "a front announces itself"},
@@ -61,6 +63,8 @@ constexpr std::array kOps = {
     OpSpec{op::kInstanceCachePurge, kCtl, kController, kWrite, true,
            "drop cached answers in every worker; replies once all did"},
     OpSpec{op::kInstanceCacheShow, kCtl, kController, kRead, true, "an instance's caches"},
+    OpSpec{op::kInstanceReopenLogs, kCtl, kController, kWrite, true,
+           "reopen the log files of an instance (or of all) after a rotation"},
     OpSpec{op::kPoolList, kCtl, kController, kRead, true, "PHP pools"},
     OpSpec{op::kPoolShow, kCtl, kController, kRead, true, "one PHP pool in detail"},
     OpSpec{op::kPoolAdd, kCtl, kController, kWrite, true, "register a PHP pool"},

@@ -25,6 +25,7 @@ inline constexpr std::string_view kMetrics = "metrics";
 inline constexpr std::string_view kStderr = "stderr";
 inline constexpr std::string_view kCachePurge = "cache_purge";
 inline constexpr std::string_view kSharedNames = "shared_names";
+inline constexpr std::string_view kReopenLogs = "reopen_logs";
 // Front channel (a socketpair per front; its attach socket after a controller restart).
 inline constexpr std::string_view kFrontHello = "front.hello";
 inline constexpr std::string_view kFrontConfig = "front.config";
@@ -50,6 +51,7 @@ inline constexpr std::string_view kInstanceRestart = "instance.restart";
 inline constexpr std::string_view kInstanceReload = "instance.reload";
 inline constexpr std::string_view kInstanceCachePurge = "instance.cache.purge";
 inline constexpr std::string_view kInstanceCacheShow = "instance.cache.show";
+inline constexpr std::string_view kInstanceReopenLogs = "instance.reopen_logs";
 inline constexpr std::string_view kPoolList = "pool.list";
 inline constexpr std::string_view kPoolShow = "pool.show";
 inline constexpr std::string_view kPoolAdd = "pool.add";

@@ -272,6 +272,7 @@ Json ListenersArgs::encode() const {
   Json out = {{"listeners", std::move(list)}};
   if (!caches.empty()) out["caches"] = caches;
   if (!shared.empty()) sharedNamesInto(shared, out);
+  if (access_log) out["access_log"] = true;
   return out;
 }
 
@@ -298,6 +299,11 @@ Result<ListenersArgs> ListenersArgs::decode(const Json& args) {
   Result<std::vector<SharedAddressNames>> shared = sharedNamesFrom(args);
   if (!shared.ok()) return bad("listeners", shared.status());
   l.shared = std::move(shared).value();
+  if (auto a = args.find("access_log"); a != args.end()) {
+    if (!a->is_boolean())
+      return common::invalidArgument("listeners: \"access_log\" must be a bool");
+    l.access_log = a->get<bool>();
+  }
   return l;
 }
 

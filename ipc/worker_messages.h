@@ -9,7 +9,8 @@
 //   ctl    -> listeners  ListenersArgs   + one fd per entry, in order (bound, listening;
 //                                        a quic entry's fd is a bound UDP socket, a
 //                                        handoff entry's a shared address's channel), then
-//                                        one per cache: its memory tier (a memfd)
+//                                        one per cache: its memory tier (a memfd), then
+//                                        the access log's when access_log is set
 //   worker -> ready      ReadyArgs       it serves (pid, loops, listeners with their fd
 //                                        numbers, the sandbox report), or why not
 //   ctl    -> reload     ReloadArgs      a new config text, path, pools and apps
@@ -23,6 +24,9 @@
 //   ctl    -> shared_names {shared}      who claims which names on the shared addresses it
 //                                        listens on (shared_names.h), in force for the
 //                                        connections handed over from then on
+//   ctl    -> reopen_logs {} + one fd    the instance's access log, reopened by the
+//                                        controller after a rotation; answered once the
+//                                        worker writes to it
 // A controller that re-attaches after a restart connects to the worker's attach socket and
 // gets a hello with `attached` set: the worker's state, its WorkerSettings and its
 // listeners. The controller takes none of it on trust (controller/instances/).
@@ -131,6 +135,9 @@ struct ListenersArgs {
   std::vector<std::string> caches;
   // The names on each shared address among the listeners (absent when none is shared).
   std::vector<SharedAddressNames> shared = {};
+  // The instance's access log (opened by the controller, O_APPEND) is the last fd. Absent
+  // on the wire when false.
+  bool access_log = false;
 
   Json encode() const;
   static common::Result<ListenersArgs> decode(const Json& args);

@@ -15,10 +15,18 @@ namespace scalws::common::config {
 
 class HostResolver;
 
+// Which [server] keys a config may set.
+enum class ServerTable {
+  kFull,  // standalone scalwsd: every key
+  // An instance config under the controller: only what belongs to the site (timeouts,
+  // limits, Server header, access_log_format, log_level, access_log = false). Processes,
+  // CPUs, user, sandbox, temp_dir and the log files are the controller's: each such key is
+  // refused with where it is set instead.
+  kSiteOnly,
+};
+
 struct LoadOptions {
-  // Standalone scalwsd accepts [server]; an instance config under the controller must not
-  // carry one (its mode, CPUs and user are the controller's).
-  bool allow_server_table = true;
+  ServerTable server_table = ServerTable::kFull;
   // Under the controller the PHP pools are the controller's (scalwsctl pool add/assign):
   // [php_pool.NAME] tables may only tune the worker's side (timeout, queue_timeout, queue)
   // and php routes may name pools no table defines; the controller supplies address and

@@ -82,20 +82,42 @@ void readLogPath(TableReader& table, std::string_view key, std::string& out) {
   out = path.empty() ? path : table.context().resolvePath(path);
 }
 
-}  // namespace
+// The keys only the controller sets for an instance, and where each one comes from.
+struct ControllerKey {
+  std::string_view key;
+  std::string_view from;
+};
+constexpr ControllerKey kControllerKeys[] = {
+    {"workers", "scalwsctl instance add --cpus (one worker per CPU) and --mode"},
+    {"mode", "scalwsctl instance add --mode"},
+    {"cpus", "scalwsctl instance add --cpus"},
+    {"user", "scalwsctl instance add --user"},
+    {"sandbox", "the controller: instance workers always run sandboxed"},
+    {"seccomp_action", "the controller"},
+    {"temp_dir", "the controller"},
+    {"error_log", "the controller: LOG_DIR/NAME/error.log (scalws-controller --log-dir)"},
+};
 
-void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
-  if (!ctx.options().allow_server_table) {
-    ctx.error(value.where,
-              "[server] is not allowed in an instance config; mode, CPUs and user come from "
-              "the controller");
-    return;
+// Under the controller: each controller-owned key is refused where it is set; the access
+// log is the controller's file, which `access_log = false` turns off.
+void refuseControllerKeys(TableReader& table, ServerConfig& server) {
+  for (const ControllerKey& k : kControllerKeys) {
+    if (const ConfigValue* value = table.get(k.key); value != nullptr) {
+      table.error(*value, k.key, "set by the controller (" + std::string(k.from) + ")");
+    }
   }
-  if (!expectType(value, ConfigValue::Type::kTable, "server", ctx)) return;
-  ServerConfig server;
-  server.where = value.where;
-  TableReader table(value, "server", ctx);
+  const ConfigValue* access_log = table.get("access_log");
+  if (access_log == nullptr) return;
+  if (access_log->is(ConfigValue::Type::kBoolean)) {
+    server.instance_access_log = access_log->boolean;
+  } else {
+    table.error(*access_log, "access_log",
+                "set by the controller (LOG_DIR/NAME/access.log, scalws-controller --log-dir); "
+                "only true or false here");
+  }
+}
 
+void readControllerKeys(TableReader& table, ServerConfig& server) {
   table.readInteger("workers", 1, kMaxWorkers, server.workers);
   table.readEnum<WorkerMode>(
       "mode", {{"multi", WorkerMode::kMulti}, {"single", WorkerMode::kSingle}}, server.mode);
@@ -105,6 +127,32 @@ void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
   table.readEnum<SeccompAction>("seccomp_action",
                                 {{"errno", SeccompAction::kErrno}, {"kill", SeccompAction::kKill}},
                                 server.seccomp_action);
+  readLogPath(table, "access_log", server.access_log);
+  readLogPath(table, "error_log", server.error_log);
+  if (table.readString("temp_dir", server.temp_dir)) {
+    if (server.temp_dir.empty() || server.temp_dir.find('\0') != std::string::npos) {
+      table.error(*table.get("temp_dir"), "temp_dir", "must name a directory");
+    } else {
+      server.temp_dir = table.context().resolvePath(server.temp_dir);
+      while (server.temp_dir.size() > 1 && server.temp_dir.back() == '/')
+        server.temp_dir.pop_back();
+    }
+  }
+}
+
+}  // namespace
+
+void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig& site) {
+  if (!expectType(value, ConfigValue::Type::kTable, "server", ctx)) return;
+  ServerConfig server;
+  server.where = value.where;
+  TableReader table(value, "server", ctx);
+
+  if (ctx.options().server_table == ServerTable::kSiteOnly) {
+    refuseControllerKeys(table, server);
+  } else {
+    readControllerKeys(table, server);
+  }
 
   table.readPositiveDuration("header_timeout", server.header_timeout);
   table.readDuration("keepalive_timeout", server.keepalive_timeout);  // 0: no keep-alive
@@ -120,21 +168,10 @@ void parseServerSection(const ConfigValue& value, ParseContext& ctx, SiteConfig&
   table.readInteger("max_connections", 1, kMaxU32, server.max_connections);
 
   readServerHeader(table, server);
-  readLogPath(table, "access_log", server.access_log);
   table.readEnum<AccessLogFormat>(
       "access_log_format",
       {{"combined", AccessLogFormat::kCombined}, {"json", AccessLogFormat::kJson}},
       server.access_log_format);
-  readLogPath(table, "error_log", server.error_log);
-  if (table.readString("temp_dir", server.temp_dir)) {
-    if (server.temp_dir.empty() || server.temp_dir.find('\0') != std::string::npos) {
-      table.error(*table.get("temp_dir"), "temp_dir", "must name a directory");
-    } else {
-      server.temp_dir = table.context().resolvePath(server.temp_dir);
-      while (server.temp_dir.size() > 1 && server.temp_dir.back() == '/')
-        server.temp_dir.pop_back();
-    }
-  }
   std::string_view level;
   if (table.readEnum<std::string_view>("log_level",
                                        {{"debug", "debug"},

@@ -57,6 +57,9 @@ struct ServerConfig {
 
   std::string server_header = "scalws";  // empty: no Server header
   std::string access_log;                // path; empty: off
+  // Under the controller the access log is a file the controller opens for the instance;
+  // an instance config's `access_log = false` turns it off.
+  bool instance_access_log = true;
   AccessLogFormat access_log_format = AccessLogFormat::kCombined;
   std::string error_log;           // path; empty: stderr
   std::string log_level = "info";  // debug, info, notice, warn, error or alert

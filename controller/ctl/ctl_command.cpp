@@ -42,6 +42,8 @@ const char* const kCtlUsage =
     "                                       start with a prefix, or everything\n"
     "  instance cache show NAME             its caches: entries, bytes in memory and on disk,\n"
     "                                       hit rate (last 5 min)\n"
+    "  instance reopen-logs [NAME | --all]  reopen access.log and error.log of one running\n"
+    "                                       instance, or of all (after logrotate moved them)\n"
     "  pool list                            PHP pools\n"
     "  pool show NAME                       one pool: address, php-fpm, instance\n"
     "  pool add NAME --address unix:/PATH|tcp:HOST:PORT [--max-conns N]\n"
@@ -108,6 +110,7 @@ const std::map<std::string, Spec>& commands() {
       {"instance cache purge",
        {ipc::op::kInstanceCachePurge, {"name"}, true, {"--url", "--prefix", "--all", "--cache"}}},
       {"instance cache show", {ipc::op::kInstanceCacheShow, {"name"}, false, {}}},
+      {"instance reopen-logs", {ipc::op::kInstanceReopenLogs, {}, true, {"--all"}}},
       {"pool list", {ipc::op::kPoolList, {}, false, {}}},
       {"pool show", {ipc::op::kPoolShow, {"name"}, false, {}}},
       {"pool add",
@@ -409,6 +412,13 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
     return usage(cmd.op + " needs " + wordsUsage(cmd.op, spec->words));
   }
   for (const std::string& key : spec->words) cmd.args[key] = words[used++];
+  if (cmd.op == ipc::op::kInstanceReopenLogs && words.size() == used + 1) {
+    // One instance, or (--all, or no name) every running one.
+    if (options.count("--all") != 0) {
+      return usage("instance reopen-logs takes NAME or --all, not both");
+    }
+    cmd.args["name"] = words[used++];
+  }
   if (words.size() > used) return usage("unexpected argument '" + words[used] + "'");
   for (const auto& [name, value] : options) {
     if (spec->options.count(name) == 0) {
@@ -450,6 +460,10 @@ Result<CtlCommand> parseCtlArgs(const std::vector<std::string>& args, const char
   if (cmd.op == ipc::op::kInstanceCachePurge) {
     common::Status purge = parseCachePurge(options, cmd.args);
     if (!purge.ok()) return purge;
+    return cmd;
+  }
+  if (cmd.op == ipc::op::kInstanceReopenLogs) {
+    if (!cmd.args.contains("name")) cmd.args["all"] = true;
     return cmd;
   }
   if (const std::string* as = get("--as")) cmd.args["as"] = *as;

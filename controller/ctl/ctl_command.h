@@ -12,6 +12,7 @@
 //     instance set NAME --config FILE
 //     instance remove NAME
 //     instance start|stop|restart|reload NAME
+//     instance reopen-logs [NAME | --all]        (no name: every running instance)
 //     pool list
 //     pool show NAME
 //     pool add NAME --address unix:/PATH|tcp:HOST:PORT [--max-conns N]

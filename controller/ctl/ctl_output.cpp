@@ -27,6 +27,16 @@ std::string removed(const Json&) {
   return "removed\n";
 }
 
+std::string renderReopenedLogs(const Json& r) {
+  std::string names;
+  if (r.contains("instances") && r["instances"].is_array()) {
+    for (const Json& n : r["instances"]) {
+      if (n.is_string()) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    }
+  }
+  return names.empty() ? "no instance is running\n" : "logs reopened: " + names + "\n";
+}
+
 struct Renderer {
   std::string_view op;
   std::string (*render)(const Json& result);
@@ -43,6 +53,7 @@ constexpr Renderer kRenderers[] = {
     {ipc::op::kInstanceRemove, removed},
     {ipc::op::kInstanceCacheShow, renderCacheShow},
     {ipc::op::kInstanceCachePurge, renderCachePurge},
+    {ipc::op::kInstanceReopenLogs, renderReopenedLogs},
     {ipc::op::kPoolRemove, removed},
     {ipc::op::kPoolList, renderPools},
     {ipc::op::kPoolAssign, renderAssigned},

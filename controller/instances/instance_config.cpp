@@ -9,7 +9,7 @@ using common::config::SiteConfig;
 
 common::Result<SiteConfig> loadInstanceConfig(const std::string& text, const std::string& source) {
   common::config::LoadOptions options;
-  options.allow_server_table = false;
+  options.server_table = common::config::ServerTable::kSiteOnly;
   options.php_pools_from_controller = true;  // pool_binding.h
   options.apps_from_controller = true;       // app_binding.h
   return common::config::loadSiteConfigString(text, source, options);

@@ -1,6 +1,7 @@
-// An instance's config as the controller handles it: TOML text without [server] (mode,
-// CPUs and user come from `instance add`), validated by the same loader scalwsd uses
-// before anything is stored or sent to a worker.
+// An instance's config as the controller handles it: TOML text whose [server] holds only
+// the site's own keys (ServerTable::kSiteOnly: mode, CPUs, user and log files come from
+// the controller), validated by the same loader scalwsd uses before anything is stored or
+// sent to a worker.
 #pragma once
 
 #include <optional>

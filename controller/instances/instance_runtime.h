@@ -66,6 +66,12 @@ class InstanceRuntime {
     done(common::Status(common::StatusCode::kFailedPrecondition,
                         "instance " + name + " is not running"));
   }
+  // Reopens the log files of running instance `name` and hands them to its workers
+  // (InstanceSupervisor::reopenLogs); `done` once all of them write to them.
+  virtual void reopenLogs(const std::string& name, Done done) {
+    done(common::Status(common::StatusCode::kFailedPrecondition,
+                        "instance " + name + " is not running"));
+  }
   // The addresses instances share (controller/shared/): every one (nullopt), or those
   // `instance` claims a name on; [] when nothing is shared.
   virtual ipc::Json sharedAddresses(const std::optional<std::string>& instance) const {

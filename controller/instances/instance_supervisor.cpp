@@ -21,7 +21,11 @@ using common::config::WorkerMode;
 using ipc::Json;
 
 InstanceSupervisor::InstanceSupervisor(Env env, state::InstanceRecord record)
-    : env_(std::move(env)), record_(std::move(record)), policy_(env_.limits), reaper_(env_.loop) {}
+    : env_(std::move(env)), record_(std::move(record)), policy_(env_.limits), reaper_(env_.loop) {
+  if (!env_.log_dir.empty()) {
+    logs_ = std::make_shared<InstanceLogFiles>(env_.log_dir, record_.name);
+  }
+}
 
 InstanceSupervisor::~InstanceSupervisor() {
   *alive_ = false;
@@ -213,12 +217,17 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
     return done(Status(caches.status().code(),
                        "instance " + record_.name + ": " + caches.status().message()));
   }
+  Status logs = openLogs(*site);
+  if (!logs.ok()) {
+    return done(Status(logs.code(), "instance " + record_.name + ": " + logs.message()));
+  }
   if (!shared.empty()) {
     std::vector<uint32_t> loops;
     for (const Slot& slot : slots) loops.push_back(slot.loops);
     Result<std::vector<SlotListeners>> handoffs =
         env_.shared->join(record_.name, *site, shared, loops);
     if (!handoffs.ok()) {
+      if (logs_) logs_->close();
       return done(Status(handoffs.status().code(),
                          "instance " + record_.name + ": " + handoffs.status().message()));
     }
@@ -232,6 +241,7 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
   }
   auto unshare = [&] {
     if (!shared.empty()) env_.shared->release(record_.name);
+    if (logs_) logs_->close();
   };
   if (commit) {
     Status committed = commit();
@@ -265,6 +275,9 @@ void InstanceSupervisor::doStart(const Commit& commit, Done done) {
 
 WorkerProcess::Callbacks InstanceSupervisor::callbacks() {
   WorkerProcess::Callbacks cb;
+  if (logs_) {
+    cb.on_log_line = [logs = logs_](const std::string& line) { logs->writeError(line); };
+  }
   cb.on_ready = [this](WorkerProcess& w, const Status& s) {
     if (w.state() == WorkerProcess::State::kAttaching || !attaching_.empty()) {
       for (const auto& a : attaching_) {
@@ -370,6 +383,11 @@ Status InstanceSupervisor::spawnSlot(Slot& slot) {
   launch.tls_ticket_secret = env_.ticket_secret;
   launch.cache_names = caches_.names();
   launch.cache_fds = std::move(cache_fds).value();
+  if (logs_) {
+    Result<common::UniqueFd> access = logs_->duplicateAccess();
+    if (!access.ok()) return access.status();
+    launch.access_log = std::move(access).value();
+  }
   if (env_.shared != nullptr && !shared_listens_.empty()) {
     launch.shared_names = env_.shared->namesFor(record_.name);
   }
@@ -436,6 +454,7 @@ void InstanceSupervisor::startFailed(const std::string& reason) {
   running_site_.reset();
   caches_ = InstanceCaches();
   cache_figures_.clear();
+  if (logs_) logs_->close();
   state_ = State::kFailed;
   setStatus("failed", reason);
   if (pending_done_) {
@@ -497,6 +516,7 @@ void InstanceSupervisor::maybeFinishStop() {
   running_ = ipc::ReloadArgs();
   caches_ = InstanceCaches();  // the cached answers go with the instance's last worker
   cache_figures_.clear();
+  if (logs_) logs_->close();
   state_ = stop_target_;
   if (state_ == State::kFailed) {
     setStatus("failed", stop_reason_);
@@ -520,6 +540,13 @@ void InstanceSupervisor::doReload(Done done) {
   if (running_site_ && !sameListenAddresses(*running_site_, *site)) {
     return done(Status(StatusCode::kFailedPrecondition,
                        "the listen addresses changed; that needs `scalwsctl instance restart " +
+                           record_.name + "`"));
+  }
+  if (running_site_ && common::config::serverOrDefaults(*running_site_).instance_access_log !=
+                           common::config::serverOrDefaults(*site).instance_access_log) {
+    return done(Status(StatusCode::kFailedPrecondition,
+                       "[server].access_log was turned on or off; that needs `scalwsctl instance "
+                       "restart " +
                            record_.name + "`"));
   }
   if (!caches_.fits(*site)) {
@@ -616,6 +643,51 @@ void InstanceSupervisor::purgeCache(const ipc::CachePurge& purge,
       if (!tally->first_error.ok()) return tally->done(tally->first_error);
       tally->done(tally->total);
     });
+  }
+}
+
+// --- logs --------------------------------------------------------------------------------
+
+Status InstanceSupervisor::openLogs(const common::config::SiteConfig& site) {
+  if (!logs_) return common::okStatus();
+  return logs_->open(common::config::serverOrDefaults(site).instance_access_log);
+}
+
+void InstanceSupervisor::reopenLogs(Done done) {
+  std::vector<WorkerProcess*> targets;
+  for (Slot& slot : slots_) {
+    if (slot.worker && slot.worker->state() == WorkerProcess::State::kReady) {
+      targets.push_back(slot.worker.get());
+    }
+  }
+  if (!logs_ || state_ != State::kRunning || targets.empty()) {
+    Status why(StatusCode::kFailedPrecondition, "instance " + record_.name + " is not running");
+    return deferCall(env_.loop, [done, why] { done(why); });
+  }
+  Status reopened = logs_->reopen();
+  if (!reopened.ok()) {
+    Status why(reopened.code(), "instance " + record_.name + ": " + reopened.message());
+    return deferCall(env_.loop, [done, why] { done(why); });
+  }
+  struct Tally {
+    size_t waiting = 0;
+    Status first_error;
+    Done done;
+  };
+  auto tally = std::make_shared<Tally>();
+  tally->waiting = targets.size();
+  tally->done = std::move(done);
+  for (WorkerProcess* w : targets) {
+    Result<common::UniqueFd> copy = logs_->duplicateAccess();
+    auto counted = [tally](const Status& s) {
+      if (!s.ok() && tally->first_error.ok()) tally->first_error = s;
+      if (--tally->waiting == 0) tally->done(tally->first_error);
+    };
+    if (!copy.ok()) {
+      counted(copy.status());
+      continue;
+    }
+    w->reopenLogs(std::move(copy).value(), counted);
   }
 }
 

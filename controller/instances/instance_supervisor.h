@@ -50,6 +50,7 @@
 #include "common/status.h"
 #include "controller/instances/instance_caches.h"
 #include "controller/instances/instance_listeners.h"
+#include "controller/instances/instance_log_files.h"
 #include "controller/instances/worker_process.h"
 #include "controller/loop_handles.h"
 #include "controller/restart_policy.h"
@@ -80,6 +81,8 @@ class InstanceSupervisor {
     MetricsCollector* metrics = nullptr;  // gets the workers' figures; may be null
     std::string ticket_secret;            // the instance's (ticket_secret.h); "" = none
     std::string app_dir;                  // the apps' sockets (--app-dir; app_binding.h)
+    // Where LOG_DIR/NAME/{access,error}.log go (--log-dir; instance_log_files.h); "" = none.
+    std::string log_dir;
     // The addresses instances share (controller/shared/); null: every listener is direct.
     SharedListeners* shared = nullptr;
   };
@@ -124,6 +127,9 @@ class InstanceSupervisor {
   // answered, with the totals, or the first failure.
   void purgeCache(const ipc::CachePurge& purge,
                   std::function<void(common::Result<ipc::CachePurgeResult>)> done);
+  // Reopens access.log and error.log (after a rotation) and sends the new access log to
+  // every serving worker; `done` once all of them write to it, or with the first failure.
+  void reopenLogs(Done done);
   // The caches' sizes as a worker last reported them (empty before any report, or when
   // none run).
   const std::vector<ipc::CacheFigures>& cacheFigures() const { return cache_figures_; }
@@ -202,6 +208,9 @@ class InstanceSupervisor {
   LoopTimer reaper_;
 
   // What the workers run (config text, path, pools): sent at spawn and on reload.
+  // Opens the log files for `site` (its access_log = false has no access.log).
+  common::Status openLogs(const common::config::SiteConfig& site);
+
   ipc::ReloadArgs running_;
   // Its listeners that go through a shared address's front (indices into the running
   // config's listens), fixed for the run.
@@ -212,6 +221,8 @@ class InstanceSupervisor {
   // size as a worker last said.
   InstanceCaches caches_;
   std::vector<ipc::CacheFigures> cache_figures_;
+  // Its log files (null without a log directory); shared with the workers' log callbacks.
+  std::shared_ptr<InstanceLogFiles> logs_;
 
   std::deque<std::pair<std::function<void(Done)>, Done>> queue_;
   bool op_running_ = false;

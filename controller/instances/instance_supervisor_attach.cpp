@@ -185,6 +185,14 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
   slots_ = std::move(slots);
   running_site_ = std::move(site);
   caches_ = std::move(caches);
+  // The workers kept the access log they were given; this controller's files serve
+  // their error lines, the workers it spawns and the next reopen-logs.
+  if (running_site_) {
+    Status logs = openLogs(*running_site_);
+    if (!logs.ok()) {
+      LOG_WARN("instance %s: %s", record_.name.c_str(), logs.message().c_str());
+    }
+  }
   shared_listens_ = std::move(shared);
   for (uint32_t index : up) env_.shared->workerUp(record_.name, index);
   state_ = State::kRunning;

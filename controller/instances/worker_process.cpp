@@ -147,6 +147,10 @@ void WorkerProcess::sendListeners() {
   listeners_.fds.clear();
   for (UniqueFd& fd : launch_.cache_fds) fds.push_back(std::move(fd));
   launch_.cache_fds.clear();
+  if (launch_.access_log.valid()) {
+    args.access_log = true;
+    fds.push_back(std::move(launch_.access_log));
+  }
   Status sent = endpoint_->request(
       ipc::op::kListeners, args.encode(), std::move(fds), [this](Result<Json> reply) {
         if (!reply.ok()) {
@@ -310,8 +314,13 @@ void WorkerProcess::handOverLog() {
 }
 
 void WorkerProcess::readLog(UniqueFd read_end) {
+  std::function<void(const std::string&)> copy = callbacks_.on_log_line;
   log_ = std::make_unique<WorkerLog>(
-      loop_, "instance " + launch_.settings.instance + " worker " + std::to_string(pid_) + ": ");
+      loop_, "instance " + launch_.settings.instance + " worker " + std::to_string(pid_) + ": ",
+      [copy](const std::string& line) {
+        LOG_INFO("%s", line.c_str());
+        if (copy) copy(line);
+      });
   Status started = log_->start(std::move(read_end));
   if (!started.ok()) {
     LOG_WARN("instance %s: not reading the log of pid %d: %s", launch_.settings.instance.c_str(),
@@ -422,6 +431,18 @@ void WorkerProcess::sendSharedNames(const std::vector<ipc::SharedAddressNames>& 
     LOG_WARN("instance %s: cannot send the shared names to pid %d: %s", instance.c_str(),
              static_cast<int>(pid), sent.message().c_str());
   }
+}
+
+void WorkerProcess::reopenLogs(UniqueFd access_log, std::function<void(const Status&)> done) {
+  if (!endpoint_ || !endpoint_->isOpen() || state_ != State::kReady) {
+    return done(
+        Status(StatusCode::kUnavailable, "worker pid " + std::to_string(pid_) + " is not serving"));
+  }
+  std::vector<UniqueFd> fds;
+  if (access_log.valid()) fds.push_back(std::move(access_log));
+  Status sent = endpoint_->request(ipc::op::kReopenLogs, Json::object(), std::move(fds),
+                                   [done](Result<Json> reply) { done(reply.status()); });
+  if (!sent.ok()) done(sent);
 }
 
 void WorkerProcess::purgeCache(const ipc::CachePurge& purge,

@@ -64,6 +64,9 @@ struct WorkerLaunch {
   std::vector<common::UniqueFd> cache_fds;
   // Who claims which name on its shared addresses (with the listeners).
   std::vector<ipc::SharedAddressNames> shared_names;
+  // The instance's access log (instance_log_files.h), handed over with the listeners;
+  // invalid: none.
+  common::UniqueFd access_log;
 };
 
 // What a re-attached worker said it runs (its attach hello), and copies of its listeners
@@ -88,6 +91,9 @@ class WorkerProcess {
     // since it started. Malformed, oversized or too frequent ones are dropped here.
     // `upstreams`: the proxy's figures (empty when the worker proxies nothing).
     std::function<void(WorkerProcess&, ipc::MetricsArgs&&)> on_metrics;
+    // Each line of its stderr as written to the controller's log (prefixed and escaped,
+    // within WorkerLog's rate): the instance's error.log gets it too (instance_log_files.h).
+    std::function<void(const std::string& line)> on_log_line;
   };
 
   // Starts a worker (worker_spawn.h). `listeners` are the fds to hand over (copies; the
@@ -119,6 +125,9 @@ class WorkerProcess {
   // Sends `shared_names` (a ready worker only; what it answers is logged, not returned).
   void sendSharedNames(const std::vector<ipc::SharedAddressNames>& names);
   // Sends `cache_purge`; `done` gets what the worker dropped (or why not).
+  // Sends a reopened access log (a copy; invalid when the instance has none); `done` once
+  // the worker writes to it.
+  void reopenLogs(common::UniqueFd access_log, std::function<void(const common::Status&)> done);
   void purgeCache(const ipc::CachePurge& purge,
                   std::function<void(common::Result<ipc::CachePurgeResult>)> done);
   // Attached workers: the cache areas it reported, copied and checked against `site`

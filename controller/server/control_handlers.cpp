@@ -55,6 +55,7 @@ const ipc::OpHandler<ControlHandlers> ControlHandlers::kHandlers[] = {
     {ipc::op::kInstanceReload, &ControlHandlers::instanceReload},
     {ipc::op::kInstanceCachePurge, &ControlHandlers::instanceCachePurge},
     {ipc::op::kInstanceCacheShow, &ControlHandlers::instanceCacheShow},
+    {ipc::op::kInstanceReopenLogs, &ControlHandlers::instanceReopenLogs},
 };
 
 Json eventJson(const state::EventRecord& event) {

@@ -46,6 +46,10 @@
 //   instance.cache.show   {name} -> {name, status, caches:[{name, memory, disk, max_disk,
 //                     entries, memory_bytes, disk_bytes (null before a worker said)}],
 //                     lookups: the proxy_cache FIGURES of the last 5 minutes (or null)}
+//   instance.reopen_logs  {name} | {all:true} -> {instances:[NAME...]} once every worker
+//                     of each writes to the reopened access log (log_handlers.cpp); with
+//                     all, the running instances (none: an empty list); failed when a named
+//                     one is not running or a file cannot be opened
 //   pool.*            see pool_handlers.h
 // SUMMARY = {name, mode, cpus, assigned_cpus, shared_cpus, user, desired, status, reason,
 //            process_count}; EVENT = {id, time_ms, kind, message}; SHARED = {address, tls,
@@ -128,6 +132,7 @@ class ControlHandlers {
   void instanceReload(In& in, Out out);
   void instanceCachePurge(In& in, Out out);
   Reply instanceCacheShow(const ipc::Json& args);
+  void instanceReopenLogs(In& in, Out out);
   // The instance args["name"] names, as stored.
   common::Result<state::InstanceRecord> namedInstance(const ipc::Json& args);
   // The named instance's Done: replies SUMMARY once the runtime is done, or the error.

@@ -144,6 +144,8 @@ class Controller:
         self.state_dir = os.path.join(self.dir, "state")
         self.socket = os.path.join(self.dir, "control.sock")
         self.log_path = os.path.join(self.dir, "controller.log")
+        # The instances' access.log and error.log (--log-dir), in LOG_DIR/NAME/.
+        self.log_dir = os.path.join(self.dir, "logs")
         self.extra_args = list(extra_args)
         self.env = env  # extra environment variables (the workers inherit them)
         # A command that execs the rest of its argv (so the pid stays the controller's),
@@ -158,8 +160,8 @@ class Controller:
     def start(self, expect_ready=True):
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            self.wrapper + [CONTROLLER, "--state-dir", self.state_dir, "--socket", self.socket] +
-            self.extra_args,
+            self.wrapper + [CONTROLLER, "--state-dir", self.state_dir, "--socket", self.socket,
+                            "--log-dir", self.log_dir] + self.extra_args,
             stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, **(self.env or {})))
         if expect_ready:
             wait_until(lambda: self.proc.poll() is not None or
@@ -244,6 +246,10 @@ class Controller:
         with open(path, "w") as f:
             f.write(config_text)
         return self.ctl("instance", "set", name, "--config", path)
+
+    def instance_log(self, name, which="access"):
+        """LOG_DIR/NAME/access.log or error.log."""
+        return os.path.join(self.log_dir, name, which + ".log")
 
     def show(self, name):
         return self.ctl_json("instance", "show", name)

@@ -53,7 +53,8 @@ def test_multi_instance_add_start_serve_stop_remove():
         assert [x["exclusive"] for x in cpu_list] == [name, name]
         status = c.ctl_json("status")
         assert status["instances"]["running"] == 1 and status["processes"] == 2
-        c.assert_no_fd_leak(extra=2 * 4)  # channel, pidfd, log pipe, one listener each
+        # channel, pidfd, log pipe, one listener each; the instance's two log files
+        c.assert_no_fd_leak(extra=2 * 4 + 2)
 
         stopped = c.ctl("instance", "stop", name)
         assert "stopped" in stopped.stdout
@@ -82,7 +83,8 @@ def test_single_instance_runs_one_process_with_a_loop_per_cpu():
         assert proc_status(pid)["Uid"].split()[0] == str(pwd.getpwnam(instance_user(name)).pw_uid)
         for _ in range(20):
             assert http_get(port) == (200, b"single\n")
-        c.assert_no_fd_leak(extra=3 + 2)  # channel, pidfd, log pipe, a listener per loop
+        # channel, pidfd, log pipe, a listener per loop; the instance's two log files
+        c.assert_no_fd_leak(extra=3 + 2 + 2)
         show = c.show(name)
         assert show["mode"] == "single"
         assert [p["cpus"] for p in show["processes"]] == ["0-1"]

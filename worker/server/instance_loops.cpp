@@ -8,12 +8,14 @@ namespace scalws::worker {
 
 InstanceLoops::InstanceLoops(uv_loop_t* main, std::shared_ptr<const ConfigSnapshot> snapshot,
                              std::vector<std::vector<ListenerSocket>> listeners_per_loop,
-                             MetricsArea* metrics_area, const ProcessStats* process)
+                             MetricsArea* metrics_area, const ProcessStats* process,
+                             int access_log_fd)
     : main_(main),
       snapshot_(std::move(snapshot)),
       listeners_per_loop_(std::move(listeners_per_loop)),
       metrics_area_(metrics_area),
-      process_(process) {
+      process_(process),
+      access_log_fd_(access_log_fd) {
   if (listeners_per_loop_.empty()) listeners_per_loop_.resize(1);
 }
 
@@ -53,7 +55,8 @@ void InstanceLoops::start(std::function<void()> on_drained) {
     metrics.area = metrics_area_;
     metrics.slot = i;
     metrics.process = i == 0 ? process_ : nullptr;  // one loop reports the process
-    auto loop = std::make_unique<WorkerLoop>(uv, static_cast<uint32_t>(i), snapshot_, -1, metrics);
+    auto loop = std::make_unique<WorkerLoop>(uv, static_cast<uint32_t>(i), snapshot_,
+                                             access_log_fd_, metrics);
     for (const ListenerSocket& l : listeners_per_loop_[i]) loop->addListener(l);
     // After the WorkerLoop's own async handle, so it runs after it (see the header).
     auto barrier = std::make_unique<Barrier>();

@@ -28,10 +28,12 @@ namespace scalws::worker {
 
 class InstanceLoops {
  public:
-  // listeners_per_loop.size() loops (at least 1); the fds stay owned by the caller.
+  // listeners_per_loop.size() loops (at least 1); the fds stay owned by the caller, as does
+  // `access_log_fd` (-1: no access log), which every loop writes its own buffer to.
   InstanceLoops(uv_loop_t* main, std::shared_ptr<const ConfigSnapshot> snapshot,
                 std::vector<std::vector<ListenerSocket>> listeners_per_loop,
-                MetricsArea* metrics_area = nullptr, const ProcessStats* process = nullptr);
+                MetricsArea* metrics_area = nullptr, const ProcessStats* process = nullptr,
+                int access_log_fd = -1);
   ~InstanceLoops();
   InstanceLoops(const InstanceLoops&) = delete;
   InstanceLoops& operator=(const InstanceLoops&) = delete;
@@ -55,6 +57,7 @@ class InstanceLoops {
   std::vector<std::vector<ListenerSocket>> listeners_per_loop_;
   MetricsArea* metrics_area_;
   const ProcessStats* process_;
+  int access_log_fd_;
   std::vector<std::unique_ptr<uv_loop_t>> thread_uvs_;
   std::vector<std::unique_ptr<WorkerLoop>> loops_;
   std::vector<std::thread> threads_;

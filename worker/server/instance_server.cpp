@@ -143,7 +143,8 @@ class InstanceServer final : public InstanceHost {
     }
     allowance_ = connectAllowanceOf(*report, plan.snapshot->site());
     loops_ = std::make_unique<InstanceLoops>(&uv_, plan.snapshot, std::move(per_loop),
-                                             metrics_area_.get(), process_stats_.get());
+                                             metrics_area_.get(), process_stats_.get(),
+                                             plan.access_log.get());
     loops_->start([this] { closeHandles(); });
     startMetricsTimer();
     LOG_INFO("instance %s: serving, slot %u, %zu loop(s)", plan.settings.instance.c_str(),

@@ -1,6 +1,8 @@
 #include "worker/server/instance_session.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -54,6 +56,16 @@ bool isHandoffChannel(int fd) {
          ::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &domain_len) == 0 && domain == AF_UNIX;
 }
 
+// The access log the controller opened: a file it may only append to.
+Status checkLogFd(int fd) {
+  struct stat st {};
+  int flags = ::fcntl(fd, F_GETFL);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 || (flags & O_APPEND) == 0) {
+    return common::invalidArgument("the access log fd is not a file open for appending");
+  }
+  return common::okStatus();
+}
+
 bool isDatagramSocket(int fd) {
   int type = 0;
   socklen_t len = sizeof(type);
@@ -76,7 +88,7 @@ Result<ipc::ConfigArgs> parseInstanceSettings(const Json& args) {
 
 Result<common::config::SiteConfig> loadInstanceSite(const ipc::WorkerSettings& settings) {
   common::config::LoadOptions options;
-  options.allow_server_table = false;  // mode, CPUs and user are the controller's
+  options.server_table = common::config::ServerTable::kSiteOnly;  // see below
   options.php_pools_from_controller = true;
   options.apps_from_controller = true;
   Result<common::config::SiteConfig> site =
@@ -84,7 +96,10 @@ Result<common::config::SiteConfig> loadInstanceSite(const ipc::WorkerSettings& s
   if (!site.ok()) return site.status();
   SCALWS_RETURN_IF_ERROR(applyPhpPoolGrants(*site, settings.php_pools));
   SCALWS_RETURN_IF_ERROR(applyAppGrants(*site, settings.apps));
-  common::config::ServerConfig server;
+  // The site's own [server] keys (timeouts, limits, ...) from the config; processes, CPUs
+  // and user from the controller. The log files are the controller's too: it opens them
+  // and sends the fds, so no path is set here.
+  common::config::ServerConfig server = common::config::serverOrDefaults(*site);
   server.workers = settings.loops;
   server.mode = settings.mode;
   server.cpus = settings.cpus.ids();
@@ -108,6 +123,7 @@ const ipc::OpHandler<InstanceSession> InstanceSession::kHandlers[] = {
     {ipc::op::kStderr, &InstanceSession::onStderr},
     {ipc::op::kCachePurge, &InstanceSession::onCachePurge},
     {ipc::op::kSharedNames, &InstanceSession::onSharedNames},
+    {ipc::op::kReopenLogs, &InstanceSession::onReopenLogs},
 };
 
 InstanceSession::InstanceSession(uv_loop_t* loop, std::string instance, UniqueFd channel,
@@ -297,11 +313,20 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
   Result<ipc::ListenersArgs> args = ipc::ListenersArgs::decode(request.args());
   if (!args.ok()) return replier.fail(args.status());
   std::vector<common::UniqueFd>& fds = request.fds;
-  if (args->listeners.size() + args->caches.size() != fds.size()) {
+  size_t logs = args->access_log ? 1 : 0;
+  if (args->listeners.size() + args->caches.size() + logs != fds.size()) {
     return replier.fail(ipc::errc::kInvalidArgument,
-                        std::to_string(args->listeners.size()) + " listeners and " +
-                            std::to_string(args->caches.size()) + " caches described but " +
+                        std::to_string(args->listeners.size()) + " listeners, " +
+                            std::to_string(args->caches.size()) + " caches and " +
+                            std::to_string(logs) + " access log described but " +
                             std::to_string(fds.size()) + " fds received");
+  }
+  UniqueFd access_log;
+  if (args->access_log) {
+    access_log = std::move(fds.back());
+    fds.pop_back();
+    Status usable = checkLogFd(access_log.get());
+    if (!usable.ok()) return replier.fail(usable);
   }
   std::vector<InstanceListener> listeners;
   for (size_t i = 0; i < args->listeners.size(); ++i) {
@@ -337,6 +362,7 @@ void InstanceSession::onListeners(ipc::Incoming& request, ipc::Replier replier) 
   plan_.shared = std::move(args->shared);
   plan_.caches = std::move(caches).value();
   plan_.snapshot = std::move(snapshot).value();
+  plan_.access_log = std::move(access_log);
   state_ = State::kGoingLive;
   replier.ok();
   // Out of this handler: the reply leaves first, and the sandbox is entered from a plain
@@ -481,6 +507,24 @@ void InstanceSession::onSharedNames(ipc::Incoming& request, ipc::Replier replier
   if (!shared.ok()) return replier.fail(shared.status());
   plan_.shared = std::move(shared).value();
   host_.applySharedNames(plan_.shared);
+  replier.ok();
+}
+
+void InstanceSession::onReopenLogs(ipc::Incoming& request, ipc::Replier replier) {
+  if (state_ != State::kServing) return replier.fail(ipc::errc::kFailed, "not serving");
+  if (request.fds.size() > 1) {
+    return replier.fail(ipc::errc::kInvalidArgument, "reopen_logs takes at most one fd");
+  }
+  if (request.fds.empty() || !plan_.access_log.valid()) return replier.ok();  // no access log
+  int fd = request.fds[0].get();
+  Status usable = checkLogFd(fd);
+  if (!usable.ok()) return replier.fail(usable);
+  // The new file takes the old one's fd number: every loop's next write(2) goes there, with
+  // no handoff between threads and no line written to a closed fd. Lines a loop buffered
+  // before this land in the new file at its next flush, so none is lost across a rotation.
+  if (::dup3(fd, plan_.access_log.get(), O_CLOEXEC) < 0) {
+    return replier.fail(common::errnoStatus(errno, "dup3"));
+  }
   replier.ok();
 }
 

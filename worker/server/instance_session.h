@@ -80,6 +80,9 @@ struct InstancePlan {
   std::shared_ptr<cache::CacheSet> caches;
   // Who claims which names on the shared addresses among the listeners (handoff ones).
   std::vector<ipc::SharedAddressNames> shared;
+  // The instance's access log, opened by the controller (invalid: none). A reopen_logs
+  // puts the new file in place of this fd number (dup3), so every loop writes there next.
+  common::UniqueFd access_log;
 };
 
 // The serving side, implemented by the real worker (instance_server.cpp) and by tests.
@@ -162,6 +165,7 @@ class InstanceSession {
   void onStderr(ipc::Incoming& request, ipc::Replier replier);
   void onCachePurge(ipc::Incoming& request, ipc::Replier replier);
   void onSharedNames(ipc::Incoming& request, ipc::Replier replier);
+  void onReopenLogs(ipc::Incoming& request, ipc::Replier replier);
   void goLive();
   void onChannelClosed(const common::Status& why);
   void acceptAttach();

@@ -33,6 +33,10 @@ void LoopGroup::onSignal(uv_signal_t* handle, int signum) {
     if (self->options_.on_reload) self->options_.on_reload();
     return;
   }
+  if (signum == SIGUSR1) {
+    if (self->options_.on_reopen_logs) self->options_.on_reopen_logs();
+    return;
+  }
   LOG_INFO("signal %d: stopping gracefully", signum);
   self->shutdown();
 }
@@ -82,16 +86,18 @@ int LoopGroup::run() {
     uv_close(reinterpret_cast<uv_handle_t*>(&self->sigterm_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&self->sigint_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&self->sighup_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&self->sigusr1_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(async), nullptr);
   });
   drained_async_.data = this;
-  for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_}) {
+  for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_, &sigusr1_}) {
     uv_signal_init(&main_uv_, s);
     s->data = this;
   }
   uv_signal_start(&sigterm_, &LoopGroup::onSignal, SIGTERM);
   uv_signal_start(&sigint_, &LoopGroup::onSignal, SIGINT);
   uv_signal_start(&sighup_, &LoopGroup::onSignal, SIGHUP);
+  uv_signal_start(&sigusr1_, &LoopGroup::onSignal, SIGUSR1);
   std::signal(SIGPIPE, SIG_IGN);
 
   std::vector<std::thread> threads;

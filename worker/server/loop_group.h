@@ -22,6 +22,8 @@ struct LoopGroupOptions {
   size_t metrics_first_slot = 0;
   // Called on the main thread on SIGHUP; absent: SIGHUP is ignored (a parent reloads).
   std::function<void()> on_reload;
+  // Called on the main thread on SIGUSR1; absent: SIGUSR1 is ignored (a parent reopens).
+  std::function<void()> on_reopen_logs;
 };
 
 class LoopGroup {
@@ -49,6 +51,7 @@ class LoopGroup {
   uv_signal_t sigterm_{};
   uv_signal_t sigint_{};
   uv_signal_t sighup_{};
+  uv_signal_t sigusr1_{};
   uv_async_t drained_async_{};
   std::atomic<size_t> drained_{0};
   bool stopping_ = false;

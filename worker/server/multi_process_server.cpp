@@ -37,6 +37,7 @@ sigset_t handledSignals() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR1);
   sigaddset(&set, SIGCHLD);
   return set;
 }
@@ -185,6 +186,9 @@ int MultiProcessServer::run() {
           break;  // reaped below
         case SIGHUP:
           if (!stopping_) reload();
+          break;
+        case SIGUSR1:
+          if (!stopping_) reopenLogs();
           break;
         default:
           if (!stopping_) {
@@ -352,7 +356,29 @@ void MultiProcessServer::reload() {
   if (runtime_.access_log_fd >= 0) ::close(runtime_.access_log_fd);
   runtime_ = std::move(next).value();
   workers_ = workers;
+  startGeneration();
+  LOG_INFO("reloaded: generation %llu with %u workers",
+           static_cast<unsigned long long>(generation_), workers_);
+}
 
+void MultiProcessServer::reopenLogs() {
+  // The workers are sandboxed and hold no channel to this process: rather than have each
+  // reopen a path (a new inode their Landlock rules may not cover) or pass fds to them,
+  // this process (not sandboxed) reopens the files in its own fd table and starts a new
+  // generation on the running config, which inherits them at fork. The old generation
+  // drains (its listeners' queues are kept, as on SIGHUP) and writes its last lines to the
+  // renamed files; no line is lost and no connection waiting is dropped.
+  common::Status reopened = reopenLogFiles(runtime_.snapshot->server(), runtime_.access_log_fd);
+  if (!reopened.ok()) {
+    LOG_ERROR("reopening the logs: %s; the workers keep the files they have",
+              reopened.message().c_str());
+    return;
+  }
+  startGeneration();
+  LOG_INFO("logs reopened: generation %llu", static_cast<unsigned long long>(generation_));
+}
+
+void MultiProcessServer::startGeneration() {
   // New generation first, then the old one drains: the listeners never go unattended.
   std::vector<pid_t> old;
   for (const Child& c : children_) old.push_back(c.pid);
@@ -360,8 +386,6 @@ void MultiProcessServer::reload() {
   slots_.assign(workers_, Slot{});
   for (uint32_t i = 0; i < workers_; ++i) spawn(i);
   for (pid_t pid : old) ::kill(pid, SIGTERM);
-  LOG_INFO("reloaded: generation %llu with %u workers",
-           static_cast<unsigned long long>(generation_), workers_);
 }
 
 void MultiProcessServer::stopAll() {

@@ -6,6 +6,8 @@
 // Signals: SIGTERM/SIGINT stop every child gracefully and exit 0 once they are gone;
 // SIGHUP re-reads the config — valid: a new generation of children starts on it and the
 // old one drains; invalid: every error is logged and the old generation keeps serving.
+// SIGUSR1 reopens [server] access_log and error_log (after logrotate renamed them) and
+// starts a new generation on the running config that inherits the new files.
 #pragma once
 
 #include <sys/types.h>
@@ -45,6 +47,8 @@ class MultiProcessServer {
   [[noreturn]] void runChild(uint32_t index, size_t metrics_slot);
   void reapChildren();
   void reload();
+  void reopenLogs();       // SIGUSR1
+  void startGeneration();  // new workers on runtime_, then the old ones drain
   void stopAll();
   uint64_t nowMs() const;
 

@@ -94,6 +94,16 @@ int SingleProcessServer::run() {
   options.cpus = server.cpus;
   options.access_log_fd = runtime_.access_log_fd;
   options.on_reload = [this] { reload(); };
+  // Inside the sandbox: the log files' directories let it open files already there
+  // (worker_sandbox.cpp), so logrotate must make the new file (its default `create`).
+  options.on_reopen_logs = [this] {
+    common::Status reopened = reopenLogFiles(runtime_.snapshot->server(), runtime_.access_log_fd);
+    if (!reopened.ok()) {
+      LOG_ERROR("reopening the logs: %s", reopened.message().c_str());
+    } else {
+      LOG_INFO("logs reopened");
+    }
+  };
   common::Result<std::unique_ptr<MetricsArea>> area = MetricsArea::create(loops);
   if (!area.ok()) {
     LOG_ERROR("%s", area.status().message().c_str());

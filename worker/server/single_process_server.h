@@ -8,6 +8,10 @@
 // open from the start and re-reads it through that descriptor when the path cannot be
 // opened: an edit in place is picked up; a file replaced by a new one (rename) cannot be
 // reached from inside the sandbox and the reload says so.
+//
+// SIGUSR1 reopens [server] access_log and error_log from inside the sandbox: their
+// directories allow writing files already there (not making them), so the new file must
+// exist — logrotate's `create` (its default) makes it before the postrotate signal.
 #pragma once
 
 #include <string>

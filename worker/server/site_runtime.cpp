@@ -67,6 +67,26 @@ common::Status applyErrorLogSettings(const common::config::ServerConfig& server)
   return common::okStatus();
 }
 
+common::Status reopenLogFiles(const common::config::ServerConfig& server, int access_log_fd) {
+  common::Status first = common::okStatus();
+  auto swap = [&](const std::string& path, int in_force) {
+    if (path.empty() || in_force < 0) return;
+    Result<int> fd = openAccessLogFile(path);  // O_APPEND | O_CREAT, 0640
+    if (!fd.ok()) {
+      if (first.ok()) first = fd.status();
+      return;
+    }
+    if (::dup3(*fd, in_force, O_CLOEXEC) < 0 && first.ok()) {
+      first = common::errnoStatus(errno, "cannot reopen " + path);
+    }
+    ::close(*fd);
+  };
+  swap(server.access_log, access_log_fd);
+  int error_fd = common::log::fd();
+  swap(server.error_log, error_fd > 2 ? error_fd : -1);  // stderr is not ours to reopen
+  return first;
+}
+
 bool sameListeners(const common::config::SiteConfig& a, const common::config::SiteConfig& b) {
   if (a.listens.size() != b.listens.size()) return false;
   for (size_t i = 0; i < a.listens.size(); ++i) {

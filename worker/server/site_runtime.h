@@ -29,6 +29,12 @@ common::Result<SiteRuntime> prepareSiteFromText(const std::string& text, const s
                                                 const SiteRuntime* current);
 // Applies [server] error_log and log_level to the process's error log.
 common::Status applyErrorLogSettings(const common::config::ServerConfig& server);
+// SIGUSR1: opens [server] access_log and error_log again under their names (logrotate
+// renamed them) and puts each new file in place of the fd in force (`access_log_fd`, the
+// error log's), with dup3: every loop's next write(2) goes to the new file, no thread hands
+// anything over, and lines still buffered land there at their flush — none is lost. A
+// file that cannot be opened leaves the old one in force (and is logged).
+common::Status reopenLogFiles(const common::config::ServerConfig& server, int access_log_fd);
 
 // True when both configs listen on the same addresses with the same options.
 bool sameListeners(const common::config::SiteConfig& a, const common::config::SiteConfig& b);

@@ -100,8 +100,15 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
   for (const auto& cache : snapshot.site().caches) {
     if (!cache.disk.empty()) in.writableDirs.push_back(cache.disk);
   }
-  if (!server.access_log.empty()) in.logFiles.push_back(server.access_log);
-  if (!server.error_log.empty()) in.logFiles.push_back(server.error_log);
+  // The log files, and their directories for writing only files already there: after
+  // logrotate renamed a log and made a new one, SIGUSR1 reopens it from inside the sandbox
+  // (a rule on the old file holds its inode, not its name).
+  for (const std::string* log : {&server.access_log, &server.error_log}) {
+    if (log->empty()) continue;
+    in.logFiles.push_back(*log);
+    size_t slash = log->rfind('/');
+    in.logDirs.push_back(slash == 0 ? "/" : log->substr(0, slash));
+  }
   // A reload in single mode re-reads the config from inside the sandbox, and with it the
   // TLS certificates, keys and OCSP files: their directories stay readable (renewals
   // usually replace the files, or the symlinks to them).

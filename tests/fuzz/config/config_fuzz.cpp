@@ -12,6 +12,7 @@ namespace {
 using scalws::common::StatusCode;
 using scalws::common::config::LoadOptions;
 using scalws::common::config::loadSiteConfigString;
+using scalws::common::config::ServerTable;
 
 // Upstream host names resolve without DNS: a fuzzer must not wait on the network. Names
 // starting with "x" fail, as an unknown name would.
@@ -33,7 +34,11 @@ void check(std::string_view text, LoadOptions options) {
     for (const auto& route : site->routes) {
       if (route.action.index() == 0) __builtin_trap();
     }
-    if (!options.allow_server_table && site->server.has_value()) __builtin_trap();
+    if (options.server_table == ServerTable::kSiteOnly && site->server &&
+        (!site->server->access_log.empty() || !site->server->error_log.empty() ||
+         site->server->workers != 1 || !site->server->user.empty())) {
+      __builtin_trap();
+    }
     return;
   }
   if (site.status().code() != StatusCode::kInvalidArgument) __builtin_trap();
@@ -46,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   check(text, LoadOptions{});
   LoadOptions instance;
-  instance.allow_server_table = false;
+  instance.server_table = ServerTable::kSiteOnly;
   check(text, instance);
   return 0;
 }

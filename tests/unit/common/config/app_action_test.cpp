@@ -13,7 +13,7 @@ using testing::withListen;
 
 LoadOptions appsUnderController() {
   LoadOptions options;
-  options.allow_server_table = false;
+  options.server_table = common::config::ServerTable::kSiteOnly;
   options.php_pools_from_controller = true;
   options.apps_from_controller = true;
   return options;

@@ -258,19 +258,110 @@ TEST(ConfigLoader, UnknownTopLevelKeys) {
             "t.toml:1:3: unknown key \"routes\" (did you mean \"route\"?)");
 }
 
-TEST(ConfigLoader, ServerTableRefusedInAnInstanceConfig) {
+TEST(ConfigLoader, ControllerKeysOfServerRefusedInAnInstanceConfig) {
   LoadOptions instance;
-  instance.allow_server_table = false;
-  EXPECT_EQ(errorsOf(testing::withListen("[server]\nworkers = 2\n"), instance),
-            "t.toml:1:1: [server] is not allowed in an instance config; mode, CPUs and user come "
-            "from the controller");
-  Result<SiteConfig> ok = loadSiteConfigString(testing::withListen(""), "t.toml", instance);
-  EXPECT_TRUE(ok.ok()) << ok.status().message();
+  instance.server_table = ServerTable::kSiteOnly;
+  struct Case {
+    const char* line;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"workers = 2",
+       "t.toml:2:11: server.workers: set by the controller (scalwsctl instance "
+       "add --cpus (one worker per CPU) and --mode)"},
+      {"mode = \"single\"",
+       "t.toml:2:8: server.mode: set by the controller (scalwsctl instance "
+       "add --mode)"},
+      {"cpus = [0]",
+       "t.toml:2:8: server.cpus: set by the controller (scalwsctl instance add "
+       "--cpus)"},
+      {"user = \"www\"",
+       "t.toml:2:8: server.user: set by the controller (scalwsctl instance "
+       "add --user)"},
+      {"sandbox = false",
+       "t.toml:2:11: server.sandbox: set by the controller (the controller: "
+       "instance workers always run sandboxed)"},
+      {"seccomp_action = \"kill\"",
+       "t.toml:2:18: server.seccomp_action: set by the "
+       "controller (the controller)"},
+      {"temp_dir = \"/tmp\"",
+       "t.toml:2:12: server.temp_dir: set by the controller (the "
+       "controller)"},
+      {"error_log = \"/tmp/e.log\"",
+       "t.toml:2:13: server.error_log: set by the controller "
+       "(the controller: LOG_DIR/NAME/error.log "
+       "(scalws-controller --log-dir))"},
+      {"access_log = \"/tmp/a.log\"",
+       "t.toml:2:14: server.access_log: set by the controller "
+       "(LOG_DIR/NAME/access.log, scalws-controller --log-dir); "
+       "only true or false here"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(errorsOf(testing::withListen(std::string("[server]\n") + c.line + "\n"), instance),
+              c.error);
+  }
+  // Every one reported, not only the first.
+  std::string all = errorsOf(
+      testing::withListen("[server]\nworkers = 2\nuser = \"x\"\nheader_timeout = \"1s\"\n"),
+      instance);
+  EXPECT_NE(all.find("t.toml:2:11: server.workers"), std::string::npos) << all;
+  EXPECT_NE(all.find("t.toml:3:8: server.user"), std::string::npos) << all;
+  EXPECT_EQ(all.find("header_timeout"), std::string::npos) << all;
+  // Standalone, the same keys load.
+  Result<SiteConfig> full = loadSiteConfigString(
+      testing::withListen("[server]\nworkers = 2\nuser = \"www\"\n"), "t.toml");
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_EQ(full->server->workers, 2u);
+}
+
+TEST(ConfigLoader, SiteKeysOfServerLoadInAnInstanceConfig) {
+  LoadOptions instance;
+  instance.server_table = ServerTable::kSiteOnly;
+  Result<SiteConfig> site = loadSiteConfigString(
+      testing::withListen("[server]\nheader_timeout = \"1s\"\nkeepalive_timeout = 0\n"
+                          "body_timeout = \"2s\"\nsend_timeout = \"3s\"\n"
+                          "shutdown_timeout = \"4s\"\nmax_request_line = \"1k\"\n"
+                          "max_header_size = \"2k\"\nmax_headers = 7\nmax_body = 10\n"
+                          "max_requests_per_connection = 5\nmax_connections = 9\n"
+                          "server_header = false\naccess_log_format = \"json\"\n"
+                          "log_level = \"warn\"\naccess_log = false\n"),
+      "t.toml", instance);
+  ASSERT_TRUE(site.ok()) << site.status().message();
+  const ServerConfig& s = *site->server;
+  EXPECT_EQ(s.header_timeout, 1000u);
+  EXPECT_EQ(s.keepalive_timeout, 0u);
+  EXPECT_EQ(s.body_timeout, 2000u);
+  EXPECT_EQ(s.send_timeout, 3000u);
+  EXPECT_EQ(s.shutdown_timeout, 4000u);
+  EXPECT_EQ(s.max_request_line, 1024u);
+  EXPECT_EQ(s.max_header_size, 2048u);
+  EXPECT_EQ(s.max_headers, 7u);
+  EXPECT_EQ(s.max_body, 10u);
+  EXPECT_EQ(s.max_requests_per_connection, 5u);
+  EXPECT_EQ(s.max_connections, 9u);
+  EXPECT_EQ(s.server_header, "");
+  EXPECT_EQ(s.access_log_format, AccessLogFormat::kJson);
+  EXPECT_EQ(s.log_level, "warn");
+  EXPECT_FALSE(s.instance_access_log);
+  EXPECT_TRUE(s.access_log.empty());
+  // The controller's settings stay at their defaults, for the worker to fill in.
+  EXPECT_EQ(s.workers, 1u);
+  EXPECT_TRUE(s.user.empty());
+  // access_log = true is the default; a bad value of a site key is still an error.
+  Result<SiteConfig> on = loadSiteConfigString(testing::withListen("[server]\naccess_log = true\n"),
+                                               "t.toml", instance);
+  ASSERT_TRUE(on.ok()) << on.status().message();
+  EXPECT_TRUE(on->server->instance_access_log);
+  EXPECT_EQ(errorsOf(testing::withListen("[server]\nmax_body = \"lots\"\n"), instance)
+                .rfind("t.toml:2:12: server.max_body:", 0),
+            0u);
+  Result<SiteConfig> none = loadSiteConfigString(testing::withListen(""), "t.toml", instance);
+  EXPECT_TRUE(none.ok()) << none.status().message();
 }
 
 TEST(ConfigLoader, CachesLoadInAnInstanceConfigToo) {
   LoadOptions instance;
-  instance.allow_server_table = false;
+  instance.server_table = common::config::ServerTable::kSiteOnly;
   instance.php_pools_from_controller = true;
   Result<SiteConfig> ok =
       loadSiteConfigString(testing::withListen("[cache.c]\nmemory = \"1m\"\n"), "t.toml", instance);

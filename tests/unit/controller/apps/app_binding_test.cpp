@@ -31,7 +31,7 @@ AppSockets socketsUnder(const std::string& dir) {
 
 common::config::SiteConfig bindingSite(const std::string& routes) {
   common::config::LoadOptions options;
-  options.allow_server_table = false;
+  options.server_table = common::config::ServerTable::kSiteOnly;
   options.apps_from_controller = true;
   auto loaded = common::config::loadSiteConfigString(
       "[[listen]]\naddress = \"127.0.0.1:8080\"\n" + routes, "/etc/s.toml", options);

@@ -82,6 +82,28 @@ TEST(CtlCommandTest, CachePurgeAndShow) {
   }
 }
 
+TEST(CtlCommandTest, ReopenLogs) {
+  CtlCommand one = parseCtlOk({"instance", "reopen-logs", "web"});
+  EXPECT_EQ(one.op, "instance.reopen_logs");
+  EXPECT_TRUE(one.write);
+  EXPECT_EQ(one.args, ipc::Json({{"name", "web"}}));
+  EXPECT_EQ(parseCtlOk({"instance", "reopen-logs", "--all"}).args, ipc::Json({{"all", true}}));
+  EXPECT_EQ(parseCtlOk({"instance", "reopen-logs"}).args, ipc::Json({{"all", true}}));
+  EXPECT_EQ(parseCtlOk({"--json", "instance", "reopen-logs", "--socket", "/s", "web"}).args,
+            ipc::Json({{"name", "web"}}));
+  // Usage errors (exit 2): found before any connection, so nothing is sent or changed.
+  for (const Args& bad : std::vector<Args>{{"instance", "reopen-logs", "web", "--all"},
+                                           {"instance", "reopen-logs", "--all", "web"},
+                                           {"instance", "reopen-logs", "a", "b"},
+                                           {"instance", "reopen-logs", "web", "--url", "x"},
+                                           {"instance", "reopen-logs", "--all=yes"},
+                                           {"instance", "reopen-logs", "--limit", "3"}}) {
+    common::Result<CtlCommand> parsed = parseCtlArgs(bad, nullptr);
+    ASSERT_FALSE(parsed.ok()) << bad.back();
+    EXPECT_EQ(parsed.status().code(), common::StatusCode::kInvalidArgument) << bad.back();
+  }
+}
+
 TEST(CtlCommandTest, SocketAndJsonAnywhere) {
   EXPECT_EQ(parseCtlOk({"status"}).socket, kDefaultSocket);
   EXPECT_EQ(parseCtlOk({"status"}, "/env.sock").socket, "/env.sock");

@@ -24,7 +24,7 @@ constexpr const char* kAppsSite =
 
 SiteConfig loadAppsSite(const std::string& text = kAppsSite) {
   common::config::LoadOptions options;
-  options.allow_server_table = false;
+  options.server_table = common::config::ServerTable::kSiteOnly;
   options.php_pools_from_controller = true;
   options.apps_from_controller = true;
   auto site = common::config::loadSiteConfigString(text, "/etc/scalws/site.toml", options);

@@ -24,7 +24,7 @@ constexpr const char* kPoolsSite =
 
 SiteConfig load(const std::string& text = kPoolsSite) {
   common::config::LoadOptions options;
-  options.allow_server_table = false;
+  options.server_table = common::config::ServerTable::kSiteOnly;
   options.php_pools_from_controller = true;
   auto site = common::config::loadSiteConfigString(text, "/etc/scalws/site.toml", options);
   EXPECT_TRUE(site.ok()) << site.status().message();
