@@ -24,8 +24,9 @@ using common::UniqueFd;
 namespace {
 
 // The steps the child reports through its ExecReport.
-constexpr const char* kSteps[] = {"setsid",     "sched_setaffinity",          "the attach socket",
-                                  "moving fds", "/dev/null and the log pipe", "exec"};
+constexpr const char* kWorkerSteps[] = {
+    "setsid",     "sched_setaffinity",          "the attach socket",
+    "moving fds", "/dev/null and the log pipe", "exec"};
 
 // Runs in the child between fork and exec; the controller is single-threaded, so what
 // runs here sees a consistent copy of it.
@@ -98,7 +99,7 @@ Result<SpawnedWorker> spawnWorker(const SpawnSpec& spec) {
   pair->second.reset();
   if (std::optional<ExecReport::Failure> e = report->wait(pid)) {
     int step = e->step >= 0 && e->step < 6 ? e->step : 5;
-    std::string what = std::string("starting ") + spec.scalwsd + ": " + kSteps[step];
+    std::string what = std::string("starting ") + spec.scalwsd + ": " + kWorkerSteps[step];
     return common::errnoStatus(e->err, what);
   }
   SpawnedWorker out;

@@ -63,9 +63,9 @@ Result<pid_t> spawnFpm(const std::string& php_fpm, const PoolPaths& paths) {
     fail(3);
   }
   if (std::optional<ExecReport::Failure> e = report->wait(pid)) {
-    static const char* const kSteps[] = {"setsid", "opening the log", "moving fds", "exec"};
+    static const char* const kFpmSteps[] = {"setsid", "opening the log", "moving fds", "exec"};
     int step = e->step >= 0 && e->step < 4 ? e->step : 3;
-    std::string what = step == 1 ? "opening " + paths.pipe : kSteps[step];
+    std::string what = step == 1 ? "opening " + paths.pipe : kFpmSteps[step];
     return common::errnoStatus(e->err, "starting " + php_fpm + ": " + what);
   }
   return pid;
