@@ -54,10 +54,10 @@ TEST(CacheMessagesTest, ResultsAndReports) {
   EXPECT_FALSE(cacheAreaReportsFrom(too_many).ok());
   EXPECT_FALSE(cacheAreaReportsFrom(Json{{"caches", {{{"name", "c\n"}, {"fd", 3}}}}}).ok());
   // The limit table rides with them under the one name no cache can have.
-  auto limits = cacheAreaReportsFrom(Json{{"caches", {{{"name", "@limits"}, {"fd", 6}}}}});
+  auto limits = cacheAreaReportsFrom(Json{{"caches", {{{"name", "@limits"}, {"fd", 6u}}}}});
   ASSERT_TRUE(limits.ok()) << limits.status().message();
   EXPECT_EQ(*limits, (std::vector<CacheAreaReport>{{std::string(kLimitAreaName), 6}}));
-  EXPECT_FALSE(cacheAreaReportsFrom(Json{{"caches", {{{"name", "@other"}, {"fd", 6}}}}}).ok());
+  EXPECT_FALSE(cacheAreaReportsFrom(Json{{"caches", {{{"name", "@other"}, {"fd", 6u}}}}}).ok());
   EXPECT_TRUE(isAreaName("pages"));
   EXPECT_TRUE(isAreaName("@limits"));
   EXPECT_FALSE(isAreaName("@limit"));
