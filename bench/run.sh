@@ -324,15 +324,18 @@ scenario_conns() {
   fi
 }
 
-# Each server may keep half of php-fpm's children (configs/nginx/php.conf.in) and the
-# driver-bound check doubles the connections: the pool needs 4x the connection count, or
-# kept connections of one server starve the other of children (p99 7 ms -> 700 ms).
+# Every server under test runs beside the others and keeps its share of php-fpm's
+# children (configs/nginx/php.conf.in: PHP_KEEP, children / servers), and the driver-bound
+# check doubles the connections: the pool needs 2x the connection count per server, or
+# kept connections of one server starve another of children (p99 7 ms -> 700 ms with two
+# servers; with three, the last one got no child at all and answered nothing).
 php_children_for() {
-  local scenario=$1 conns=$2
+  local scenario=$1 conns=$2 need
   [[ ${SC_PEER[$scenario]} == php ]] || return 0
-  if ((PHP_CHILDREN < 4 * conns)); then
-    log "  php-fpm children raised from $PHP_CHILDREN to $((4 * conns)) for $conns connections"
-    PHP_CHILDREN=$((4 * conns))
+  need=$((2 * conns * ${#SERVER_NAMES[@]}))
+  if ((PHP_CHILDREN < need)); then
+    log "  php-fpm children raised from $PHP_CHILDREN to $need for $conns connections"
+    PHP_CHILDREN=$need
   fi
 }
 
