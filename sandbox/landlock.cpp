@@ -105,9 +105,6 @@ uint64_t landlockPathRights(PathAccess access, bool directory, uint64_t handledF
     case PathAccess::kDevice:
       rights = kDeviceRights;
       break;
-    case PathAccess::kLogDirectory:
-      rights = directory ? kWriteFileRights : 0;
-      break;
   }
   if (!directory) rights &= abi::kFsFileRights;
   return rights & handledFs;

@@ -115,8 +115,6 @@ Result<SandboxPolicy> buildSandboxPolicy(const SandboxInputs& in) {
                                   "writable directory", policy.paths));
   SCALWS_RETURN_IF_ERROR(
       addPaths(in.logFiles, PathAccess::kReadWrite, PathKind::kFile, "log file", policy.paths));
-  SCALWS_RETURN_IF_ERROR(addPaths(in.logDirs, PathAccess::kLogDirectory, PathKind::kDirectory,
-                                  "log directory", policy.paths));
 
   for (uint16_t port : in.tcpConnectPorts) {
     if (port == 0) return common::invalidArgument("TCP connect port 0 is not a port");
@@ -176,8 +174,6 @@ std::string_view pathAccessName(PathAccess access) {
       return "sockets";
     case PathAccess::kDevice:
       return "device";
-    case PathAccess::kLogDirectory:
-      return "log-directory";
   }
   return "?";
 }

@@ -42,10 +42,6 @@ enum class PathAccess {
   kReadExecute,  // a runtime (/usr): read, list and execute beneath; never write
   kSockets,      // a socket directory: list, create unix sockets and remove files beneath
   kDevice,       // a character device such as /dev/null: read and write, no ioctl
-  // A log file's directory: files already there may be opened for writing (append), never
-  // made, read, truncated or removed — what reopening a log after logrotate (`create`)
-  // renamed it and made a new one needs (SIGUSR1).
-  kLogDirectory,
 };
 
 // What the path must be when the sandbox is applied; a mismatch is an error, because it
@@ -89,7 +85,6 @@ struct SandboxInputs {
   std::vector<std::string> docroots;        // read-only directories
   std::vector<std::string> writableDirs;    // cache and temp directories
   std::vector<std::string> logFiles;        // opened for append
-  std::vector<std::string> logDirs;         // their directories (kLogDirectory)
   std::vector<std::string> extraReadPaths;  // files or directories (mime.types, certs dir)
   std::vector<uint16_t> tcpConnectPorts;    // upstream and PHP-FPM TCP ports
   bool unixConnect = false;                 // a PHP pool or upstream on a unix socket

@@ -94,8 +94,9 @@ int SingleProcessServer::run() {
   options.cpus = server.cpus;
   options.access_log_fd = runtime_.access_log_fd;
   options.on_reload = [this] { reload(); };
-  // Inside the sandbox: the log files' directories let it open files already there
-  // (worker_sandbox.cpp), so logrotate must make the new file (its default `create`).
+  // Inside the sandbox only the log files' own inodes may be opened (worker_sandbox.cpp):
+  // after copytruncate this reopens the same files; after a rename it fails, says so, and
+  // the lines keep going to the renamed file (none is lost).
   options.on_reopen_logs = [this] {
     common::Status reopened = reopenLogFiles(runtime_.snapshot->server(), runtime_.access_log_fd);
     if (!reopened.ok()) {

@@ -100,14 +100,12 @@ Result<sandbox::SandboxPolicy> sandboxPolicyFor(const ConfigSnapshot& snapshot,
   for (const auto& cache : snapshot.site().caches) {
     if (!cache.disk.empty()) in.writableDirs.push_back(cache.disk);
   }
-  // The log files, and their directories for writing only files already there: after
-  // logrotate renamed a log and made a new one, SIGUSR1 reopens it from inside the sandbox
-  // (a rule on the old file holds its inode, not its name).
+  // The log files themselves, not their directories: a rule on a file holds its inode, so
+  // a sandboxed process can reopen a log only while the same file is under its name (single
+  // mode rotates with logrotate's copytruncate); a rule on the directory would let an
+  // attacker's code write to every file beside the log the worker's user may write.
   for (const std::string* log : {&server.access_log, &server.error_log}) {
-    if (log->empty()) continue;
-    in.logFiles.push_back(*log);
-    size_t slash = log->rfind('/');
-    in.logDirs.push_back(slash == 0 ? "/" : log->substr(0, slash));
+    if (!log->empty()) in.logFiles.push_back(*log);
   }
   // A reload in single mode re-reads the config from inside the sandbox, and with it the
   // TLS certificates, keys and OCSP files: their directories stay readable (renewals
