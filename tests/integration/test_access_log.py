@@ -19,13 +19,7 @@ def access_site(fmt, **server):
 
 
 def log_lines(s):
-    path = os.path.join(s.dir, "access.log")
-    if not os.path.exists(path):
-        return []
-    with open(path, "rb") as f:
-        data = f.read().decode("utf-8")
-    assert data == "" or data.endswith("\n"), "a partial line: %r" % data[-200:]
-    return data.splitlines()
+    return lines_of(os.path.join(s.dir, "access.log"))
 
 
 def wait_lines(s, n, timeout=3.0):

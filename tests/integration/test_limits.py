@@ -20,17 +20,10 @@ import pytest
 
 from harness import Scalwsd, curl, wait_until
 from protocol_clients import PROTOCOLS, ProtocolClient
+from response_support import LISTENERS
 from tls_support import tls_server
 from upstreams import RawUpstream, answer
 
-LISTENERS = """
-[[listen]]
-address = "127.0.0.1:$port"
-http2 = true
-[[listen]]
-address = "127.0.0.1:$port2"
-tls = { cert = "$dir/site.crt", key = "$dir/site.key" }
-"""
 
 SITE = """
 [server]
