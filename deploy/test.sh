@@ -9,8 +9,10 @@
 #      (deploy/test-deb.sh: controller, instance, a page, remove, purge),
 #   6. checks formatting and runs the benchmark in --quick mode (answers only, no timing).
 # The whole run stays within 30 minutes on two cores from a fresh machine: every build is
-# a unity build, the ASan one builds only what its tests run, the clang one is unoptimised
-# (it is there for the compiler's warnings), and the minimal Debian of step 5 is fetched
+# a unity build, the ASan one builds only what its tests run (and runs each test binary
+# whole), the clang one is unoptimised (it is there for the compiler's warnings), and the
+# builds of steps 3 to 5 run at the lowest CPU priority while the integration tests, which
+# mostly wait on sockets, run in the foreground; the minimal Debian of step 5 is fetched
 # while the first build runs. Each step says how long it took.
 set -eu
 cd "$(dirname "$0")/.."
@@ -43,27 +45,46 @@ prepare_pid=$!
 
 timed ./deploy/build.sh
 cmake --build build --target check-format
-timed ctest --test-dir build --output-on-failure -j"$jobs" -L 'unit|fuzz-replay'
-timed ctest --test-dir build --output-on-failure -L integration
 
 asan_build() {
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSCALWS_SANITIZE=ON -DSCALWS_WERROR=ON \
     >/dev/null
   cmake --build build-asan -j"$jobs" --target unit-tests
 }
-timed asan_build
-timed env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|fuzz-replay'
-
 clang_build() {
   cmake -S . -B build-clang -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-O0 -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
     -DSCALWS_TESTS=OFF -DSCALWS_WERROR=ON >/dev/null
   cmake --build build-clang -j"$jobs"
 }
-timed clang_build
-timed env DEB_BUILD_PROFILES=nopgo DEB_BUILD_OPTIONS="parallel=$jobs" ./deploy/build-deb.sh
+deb_build() {
+  DEB_BUILD_PROFILES=nopgo DEB_BUILD_OPTIONS="parallel=$jobs" ./deploy/build-deb.sh
+}
+# The other builds, niced, beside the tests of the first one: the tests keep the CPU
+# whenever they want it and the builds take what they leave. Their output goes to a log,
+# shown when one fails.
+(
+  # This subshell's own PID ($$ is the script's; dash has no $BASHPID) is the parent of a
+  # shell it starts.
+  renice -n 19 -p "$(exec sh -c 'echo "$PPID"')" >/dev/null
+  timed asan_build
+  timed clang_build
+  timed deb_build
+) >build/background-builds.log 2>&1 &
+builds_pid=$!
+
+timed ctest --test-dir build --output-on-failure -j"$jobs" -L 'unit|fuzz-replay'
+timed ctest --test-dir build --output-on-failure -L integration
+
+if ! wait "$builds_pid"; then
+  cat build/background-builds.log
+  echo "test.sh: a build of steps 3 to 5 failed (its output is above)"
+  exit 1
+fi
+grep '^test.sh: ' build/background-builds.log
+timed env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|fuzz-replay'
 if ! wait "$prepare_pid"; then
   cat build/test-deb-prepare.log
   echo "test.sh: preparing the minimal Debian failed; test-deb.sh tries again"

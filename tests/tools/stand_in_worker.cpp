@@ -9,7 +9,8 @@
 // SCALWS_STAND_IN (comma-separated) make it misbehave:
 //   refuse            ready {ok:false}
 //   silent            hello, then nothing (never ready)
-//   exit-after-ready  exits 3 100 ms after ready (when its siblings are ready too)
+//   exit-after-ready  exits 3 a second after ready (its siblings are ready by then, even
+//                     in a sanitized build)
 //   lie-on-attach     to a controller that attaches: a config and pools it never got
 //   bad-sandbox       ready with a sandbox report of the wrong shape, holding escapes
 //   escape-sandbox    ready with a well-formed report whose strings hold terminal escapes
@@ -160,7 +161,7 @@ class StandIn {
       if (flags_.count("exit-after-ready")) {
         uv_timer_init(loop_, &exit_timer_);
         uv_timer_start(
-            &exit_timer_, [](uv_timer_t*) { std::exit(3); }, 100, 0);
+            &exit_timer_, [](uv_timer_t*) { std::exit(3); }, 1000, 0);
       }
       if (flags_.count("forge-log")) {
         std::fprintf(stderr, "scalws-controller[1]: instance other: started by the operator\n");
