@@ -10,10 +10,10 @@
 #   6. checks formatting and runs the benchmark in --quick mode (answers only, no timing).
 # The whole run stays within 30 minutes on two cores from a fresh machine: every build is
 # a unity build, the ASan one builds only what its tests run (and runs each test binary
-# whole), the clang one is unoptimised (it is there for the compiler's warnings), and the
-# builds of steps 3 to 5 run at the lowest CPU priority while the integration tests, which
-# mostly wait on sockets, run in the foreground; the minimal Debian of step 5 is fetched
-# while the first build runs. Each step says how long it took.
+# whole), the clang one is unoptimised (it is there for the compiler's warnings), the
+# builds of steps 3 to 5 (deploy/test-builds.sh) run at the lowest CPU priority while the
+# integration tests, which mostly wait on sockets, run in the foreground, and the minimal
+# Debian of step 5 is fetched while the first build runs. Each step says how long it took.
 set -eu
 cd "$(dirname "$0")/.."
 ./deploy/install-deps.sh
@@ -46,32 +46,13 @@ prepare_pid=$!
 timed ./deploy/build.sh
 cmake --build build --target check-format
 
-asan_build() {
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSCALWS_SANITIZE=ON -DSCALWS_WERROR=ON \
-    >/dev/null
-  cmake --build build-asan -j"$jobs" --target unit-tests
-}
-clang_build() {
-  cmake -S . -B build-clang -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-O0 -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
-    -DSCALWS_TESTS=OFF -DSCALWS_WERROR=ON >/dev/null
-  cmake --build build-clang -j"$jobs"
-}
-deb_build() {
-  DEB_BUILD_PROFILES=nopgo DEB_BUILD_OPTIONS="parallel=$jobs" ./deploy/build-deb.sh
-}
-# The other builds, niced, beside the tests of the first one: the tests keep the CPU
-# whenever they want it and the builds take what they leave. Their output goes to a log,
-# shown when one fails.
-(
-  # This subshell's own PID ($$ is the script's; dash has no $BASHPID) is the parent of a
-  # shell it starts.
-  renice -n 19 -p "$(exec sh -c 'echo "$PPID"')" >/dev/null
-  timed asan_build
-  timed clang_build
-  timed deb_build
-) >build/background-builds.log 2>&1 &
+# The other builds (deploy/test-builds.sh), at the lowest CPU priority beside the tests of
+# the first one: the tests keep the CPU whenever they want it and the builds take what
+# they leave. In a session of their own, so a failing step here stops them too; their
+# output goes to a log, shown when one fails.
+setsid nice -n 19 ./deploy/test-builds.sh >build/background-builds.log 2>&1 &
 builds_pid=$!
+trap 'kill -TERM "-$builds_pid" 2>/dev/null || true' EXIT
 
 timed ctest --test-dir build --output-on-failure -j"$jobs" -L 'unit|fuzz-replay'
 timed ctest --test-dir build --output-on-failure -L integration
@@ -81,6 +62,7 @@ if ! wait "$builds_pid"; then
   echo "test.sh: a build of steps 3 to 5 failed (its output is above)"
   exit 1
 fi
+trap - EXIT
 grep '^test.sh: ' build/background-builds.log
 timed env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
