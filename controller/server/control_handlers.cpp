@@ -14,9 +14,7 @@
 
 namespace scalws::controller {
 
-using common::Result;
-using common::Status;
-using ipc::Json;
+using namespace handler_names;
 
 namespace {
 
@@ -29,13 +27,6 @@ Result<int> eventLimit(const Json& args, std::string_view key, int fallback) {
                                    std::to_string(kMaxEvents));
   }
   return static_cast<int>(n);
-}
-
-template <typename T, typename F>
-Json arrayOf(const std::vector<T>& items, F describe) {
-  Json out = Json::array();
-  for (const T& item : items) out.push_back(describe(item));
-  return out;
 }
 
 }  // namespace
