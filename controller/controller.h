@@ -104,6 +104,7 @@ class Controller final : public InstanceRuntime {
   void converge();
   void beginShutdown(ShutdownMode mode);
   void finishShutdown();
+  void installSignals();
   static void onSignal(uv_signal_t* handle, int signum);
   InstanceSupervisor* find(const std::string& name) const;
   InstanceSupervisor& supervisorFor(const state::InstanceRecord& record);

@@ -1,11 +1,20 @@
 #include "controller/apps/app_binding.h"
 
-#include <algorithm>
+#include "controller/route_bindings.h"
 
 namespace scalws::controller {
 
 using common::Result;
 using common::Status;
+
+namespace {
+
+const std::string* appOf(const common::config::RouteConfig& route) {
+  const auto* proxy = std::get_if<common::config::ProxyAction>(&route.action);
+  return proxy == nullptr || proxy->app.empty() ? nullptr : &proxy->app;
+}
+
+}  // namespace
 
 std::vector<ipc::AppGrant> appGrantsFor(const std::string& instance,
                                         const std::vector<state::AppRecord>& apps,
@@ -18,37 +27,19 @@ std::vector<ipc::AppGrant> appGrantsFor(const std::string& instance,
     out.push_back(
         ipc::AppGrant{app.assigned_as.empty() ? app.name : app.assigned_as, sockets(*spec)});
   }
-  std::sort(out.begin(), out.end(),
-            [](const ipc::AppGrant& a, const ipc::AppGrant& b) { return a.name < b.name; });
+  sortByName(out);
   return out;
 }
 
 std::vector<std::string> appRouteNames(const common::config::SiteConfig& site) {
-  std::vector<std::string> names;
-  for (const auto& route : site.routes) {
-    const auto* proxy = std::get_if<common::config::ProxyAction>(&route.action);
-    if (proxy == nullptr || proxy->app.empty()) continue;
-    if (std::find(names.begin(), names.end(), proxy->app) == names.end()) {
-      names.push_back(proxy->app);
-    }
-  }
-  return names;
+  return routeNames(site, appOf);
 }
 
 Status checkAppNames(const std::string& instance, const common::config::SiteConfig& site,
                      const std::vector<ipc::AppGrant>& grants) {
-  std::string missing;
-  for (const std::string& name : appRouteNames(site)) {
-    bool bound = std::any_of(grants.begin(), grants.end(),
-                             [&](const ipc::AppGrant& g) { return g.name == name; });
-    if (bound) continue;
-    missing += std::string(missing.empty() ? "" : "; ") + "app '" + name +
-               "' (scalwsctl app assign APP " + instance + " --as " + name + ")";
-  }
-  if (missing.empty()) return Status();
-  return Status(
-      common::StatusCode::kFailedPrecondition,
-      "instance " + instance + ": its app routes use an app no app is assigned as: " + missing);
+  return checkRouteNames(
+      instance, site, appOf, grantNames(grants),
+      {"app", "scalwsctl app assign APP", "its app routes use an app no app is assigned as"});
 }
 
 Result<std::vector<ipc::AppGrant>> instanceAppGrants(state::StateStore& store,

@@ -8,13 +8,6 @@ using ipc::Json;
 
 namespace {
 
-std::string appInstance(const Json& a) {
-  std::string instance = text(a, "instance", "");
-  if (instance.empty()) return "-";
-  if (text(a, "as") != text(a, "name")) instance += " as " + text(a, "as");
-  return instance;
-}
-
 std::string pids(const Json& a) {
   std::string out;
   for (const Json& p : array(object(a, "status"), "processes")) {
@@ -51,7 +44,7 @@ std::string renderApps(const Json& r) {
   for (const Json& a : array(r, "apps")) {
     const Json& spec = object(a, "spec");
     rows.push_back({text(a, "name"), text(spec, "runtime"), text(spec, "user"),
-                    text(spec, "processes"), appInstance(a), text(a, "state"), pids(a)});
+                    text(spec, "processes"), assignedInstance(a), text(a, "state"), pids(a)});
   }
   if (rows.empty()) return "no apps\n";
   return renderTable({"NAME", "RUNTIME", "USER", "PROCESSES", "INSTANCE", "STATE", "PIDS"}, rows);
@@ -65,7 +58,7 @@ std::string renderApp(const Json& a) {
   runs += text(spec, "entry", "").empty() ? text(spec, "target") : text(spec, "entry");
   out += labelled("runs", runs + " in " + text(spec, "dir"));
   out += labelled("as", text(spec, "user") + ", " + text(spec, "processes") + " process(es)");
-  out += labelled("instance", appInstance(a));
+  out += labelled("instance", assignedInstance(a));
   out += labelled("state", text(a, "state"));
   if (unsignedAt(spec, "memory_bytes") != 0) {
     out += labelled("memory limit",

@@ -170,6 +170,13 @@ const Json& array(const Json& j, std::string_view key) {
   return v != nullptr && v->is_array() ? *v : kEmpty;
 }
 
+std::string assignedInstance(const Json& record) {
+  std::string instance = text(record, "instance", "");
+  if (instance.empty()) return "-";
+  if (text(record, "as") != text(record, "name")) instance += " as " + text(record, "as");
+  return instance;
+}
+
 std::string processFactsText(const Json& c) {
   if (c.contains("error")) return text(c, "error");
   const Json& uid = array(c, "uid");

@@ -53,6 +53,9 @@ bool flag(const ipc::Json& j, std::string_view key, bool fallback = false);
 // of instance and app status: controller/instances/process_facts.h), on one line: "user
 // www-data uid 33 gid 33, no_new_privs yes, seccomp filter, capabilities none".
 std::string processFactsText(const ipc::Json& checked);
+// Where a pool or an app is assigned: "INSTANCE", "INSTANCE as NAME" when it is bound
+// there under another name than its own, "-" when unassigned.
+std::string assignedInstance(const ipc::Json& record);
 
 // The object or array at key; an empty one when absent or of another type.
 const ipc::Json& object(const ipc::Json& j, std::string_view key);

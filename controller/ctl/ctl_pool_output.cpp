@@ -6,24 +6,13 @@ namespace scalws::ctl {
 
 using ipc::Json;
 
-namespace {
-
-std::string poolInstance(const Json& p) {
-  std::string instance = text(p, "instance", "");
-  if (instance.empty()) return "-";
-  if (text(p, "as") != text(p, "name")) instance += " as " + text(p, "as");
-  return instance;
-}
-
-}  // namespace
-
 std::string renderPools(const Json& r) {
   std::vector<std::vector<std::string>> rows;
   for (const Json& p : array(r, "pools")) {
     const Json& proc = object(p, "process");
     std::string pid = integer(proc, "pid") != 0 ? text(proc, "pid") : "-";
     rows.push_back({text(p, "name"), text(p, "kind"), text(p, "address"),
-                    integer(p, "max_conns") == 0 ? "-" : text(p, "max_conns"), poolInstance(p),
+                    integer(p, "max_conns") == 0 ? "-" : text(p, "max_conns"), assignedInstance(p),
                     text(p, "state"), pid});
   }
   if (rows.empty()) return "no PHP pools\n";
@@ -37,7 +26,7 @@ std::string renderPool(const Json& p) {
   out += labelled("address", text(p, "address"));
   out += labelled("max conns", integer(p, "max_conns") == 0 ? "unknown (a connection per request)"
                                                             : text(p, "max_conns"));
-  std::string instance = poolInstance(p);
+  std::string instance = assignedInstance(p);
   if (instance != "-" && integer(p, "share") > 0) {
     instance += " (" + text(p, "share") + " kept connection(s) per worker loop)";
   }

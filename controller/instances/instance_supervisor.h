@@ -48,9 +48,8 @@
 
 #include "common/config/site_config.h"
 #include "common/status.h"
-#include "controller/instances/instance_caches.h"
 #include "controller/instances/instance_listeners.h"
-#include "controller/instances/instance_log_files.h"
+#include "controller/instances/instance_resources.h"
 #include "controller/instances/worker_process.h"
 #include "controller/loop_handles.h"
 #include "controller/restart_policy.h"
@@ -132,7 +131,7 @@ class InstanceSupervisor {
   void reopenLogs(Done done);
   // The caches' sizes as a worker last reported them (empty before any report, or when
   // none run).
-  const std::vector<ipc::CacheFigures>& cacheFigures() const { return cache_figures_; }
+  const std::vector<ipc::CacheFigures>& cacheFigures() const { return resources_.cacheFigures(); }
   size_t liveProcesses() const;
   bool busy() const { return op_running_ || !queue_.empty(); }
   // [{slot, pid, state, cpus, started_ms, restarts, attached}] for instance show.
@@ -157,6 +156,8 @@ class InstanceSupervisor {
   void doStop(Done done, State target, const std::string& reason);
   void stopWorkers();
   void doReload(Done done);
+  // The workers that serve now (ready), for an operation sent to each.
+  std::vector<WorkerProcess*> readyWorkers();
 
   std::vector<Slot> layout() const;
   // The steering id of slot `index`'s first UDP socket: the loops of the slots before it.
@@ -208,21 +209,14 @@ class InstanceSupervisor {
   LoopTimer reaper_;
 
   // What the workers run (config text, path, pools): sent at spawn and on reload.
-  // Opens the log files for `site` (its access_log = false has no access.log).
-  common::Status openLogs(const common::config::SiteConfig& site);
-
   ipc::ReloadArgs running_;
   // Its listeners that go through a shared address's front (indices into the running
   // config's listens), fixed for the run.
   std::set<size_t> shared_listens_;
   mutable std::optional<std::optional<common::config::SiteConfig>> stored_site_;
   std::optional<common::config::SiteConfig> running_site_;
-  // The memory tiers of its caches while it runs (every worker gets copies), and their
-  // size as a worker last said.
-  InstanceCaches caches_;
-  std::vector<ipc::CacheFigures> cache_figures_;
-  // Its log files (null without a log directory); shared with the workers' log callbacks.
-  std::shared_ptr<InstanceLogFiles> logs_;
+  // Its cache areas, limit table and log files while it runs (every worker gets copies).
+  InstanceResources resources_;
 
   std::deque<std::pair<std::function<void(Done)>, Done>> queue_;
   bool op_running_ = false;

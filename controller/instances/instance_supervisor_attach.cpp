@@ -184,11 +184,11 @@ void InstanceSupervisor::adopt(std::vector<std::unique_ptr<WorkerProcess>> worke
   }
   slots_ = std::move(slots);
   running_site_ = std::move(site);
-  caches_ = std::move(caches);
+  resources_.begin(std::move(caches));
   // The workers kept the access log they were given; this controller's files serve
   // their error lines, the workers it spawns and the next reopen-logs.
   if (running_site_) {
-    Status logs = openLogs(*running_site_);
+    Status logs = resources_.openLogs(*running_site_);
     if (!logs.ok()) {
       LOG_WARN("instance %s: %s", record_.name.c_str(), logs.message().c_str());
     }

@@ -1,5 +1,6 @@
 #include "controller/metrics/metrics_prometheus.h"
 
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 
@@ -29,6 +30,21 @@ std::string micros(uint64_t us) {
   while (s.back() == '0') s.pop_back();
   if (s.back() == '.') s.pop_back();
   return s;
+}
+
+// A latency histogram the Prometheus way: `emit(le, count)` with the cumulative count at
+// each octave bound (the even buckets of the half-octave layout), then at "+Inf" (the last,
+// unbounded bucket); returns the total.
+template <typename Emit>
+uint64_t cumulativeBuckets(const std::array<uint64_t, kLatencyBuckets>& latency, Emit emit) {
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b + 1 < kLatencyBuckets; ++b) {
+    cumulative += latency[b];
+    if (b % 2 == 0) emit(micros(latencyBucketUpperUs(b)), cumulative);
+  }
+  cumulative += latency[kLatencyBuckets - 1];
+  emit(std::string("+Inf"), cumulative);
+  return cumulative;
 }
 
 class Writer {
@@ -136,18 +152,11 @@ void renderUpstreams(Writer& w, const std::vector<PrometheusInstance>& instances
   for (const PrometheusInstance& i : instances) {
     for (const UpstreamMetrics& u : i.upstreams) {
       for (const UpstreamServerMetrics& s : u.servers) {
-        // As scalws_request_duration_seconds: cumulative counts at each octave bound.
-        uint64_t cumulative = 0;
-        for (size_t b = 0; b + 1 < kLatencyBuckets; ++b) {
-          cumulative += s.latency[b];
-          if (b % 2 == 0) {
-            w.serverSample("scalws_upstream_server_response_seconds_bucket", i.name, u.name,
-                           s.address, std::to_string(cumulative), micros(latencyBucketUpperUs(b)));
-          }
-        }
-        cumulative += s.latency[kLatencyBuckets - 1];
-        w.serverSample("scalws_upstream_server_response_seconds_bucket", i.name, u.name, s.address,
-                       std::to_string(cumulative), "+Inf");
+        uint64_t cumulative =
+            cumulativeBuckets(s.latency, [&](const std::string& le, uint64_t count) {
+              w.serverSample("scalws_upstream_server_response_seconds_bucket", i.name, u.name,
+                             s.address, std::to_string(count), le);
+            });
         w.serverSample("scalws_upstream_server_response_seconds_sum", i.name, u.name, s.address,
                        micros(s.latency_sum_us));
         w.serverSample("scalws_upstream_server_response_seconds_count", i.name, u.name, s.address,
@@ -203,19 +212,10 @@ std::string renderPrometheus(const std::vector<PrometheusInstance>& instances) {
   w.family("scalws_request_duration_seconds", "histogram",
            "Time from a request's first byte to its response's last byte.");
   for (const PrometheusInstance& i : instances) {
-    // Cumulative counts at each octave bound (even buckets of the half-octave layout);
-    // the last, unbounded bucket is +Inf.
-    uint64_t cumulative = 0;
-    for (size_t b = 0; b + 1 < kLatencyBuckets; ++b) {
-      cumulative += i.total.latency[b];
-      if (b % 2 == 0) {
-        w.sample("scalws_request_duration_seconds_bucket", i.name, "le",
-                 micros(latencyBucketUpperUs(b)), std::to_string(cumulative));
-      }
-    }
-    cumulative += i.total.latency[kLatencyBuckets - 1];
-    w.sample("scalws_request_duration_seconds_bucket", i.name, "le", "+Inf",
-             std::to_string(cumulative));
+    uint64_t cumulative = cumulativeBuckets(i.total.latency, [&](const std::string& le,
+                                                                 uint64_t count) {
+      w.sample("scalws_request_duration_seconds_bucket", i.name, "le", le, std::to_string(count));
+    });
     w.sample("scalws_request_duration_seconds_sum", i.name, {}, "", micros(i.total.latency_sum_us));
     w.sample("scalws_request_duration_seconds_count", i.name, cumulative);
   }

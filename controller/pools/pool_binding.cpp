@@ -2,10 +2,21 @@
 
 #include <algorithm>
 
+#include "controller/route_bindings.h"
+
 namespace scalws::controller {
 
 using common::Result;
 using common::Status;
+
+namespace {
+
+const std::string* poolOf(const common::config::RouteConfig& route) {
+  const auto* php = std::get_if<common::config::PhpAction>(&route.action);
+  return php == nullptr ? nullptr : &php->pool;
+}
+
+}  // namespace
 
 uint32_t poolShareFor(uint32_t max_conns, uint32_t loops) {
   if (max_conns == 0) return 0;
@@ -25,37 +36,19 @@ std::vector<ipc::PhpPoolGrant> poolGrantsFor(const state::InstanceRecord& instan
     out.push_back(ipc::PhpPoolGrant{p.assigned_as.empty() ? p.name : p.assigned_as, p.address,
                                     p.max_conns, poolShareFor(p.max_conns, loops)});
   }
-  std::sort(out.begin(), out.end(),
-            [](const ipc::PhpPoolGrant& a, const ipc::PhpPoolGrant& b) { return a.name < b.name; });
+  sortByName(out);
   return out;
 }
 
 std::vector<std::string> phpPoolNames(const common::config::SiteConfig& site) {
-  std::vector<std::string> names;
-  for (const auto& route : site.routes) {
-    const auto* php = std::get_if<common::config::PhpAction>(&route.action);
-    if (php == nullptr) continue;
-    if (std::find(names.begin(), names.end(), php->pool) == names.end()) {
-      names.push_back(php->pool);
-    }
-  }
-  return names;
+  return routeNames(site, poolOf);
 }
 
 Status checkPoolNames(const std::string& instance, const common::config::SiteConfig& site,
                       const std::vector<ipc::PhpPoolGrant>& grants) {
-  std::string missing;
-  for (const std::string& name : phpPoolNames(site)) {
-    bool bound = std::any_of(grants.begin(), grants.end(),
-                             [&](const ipc::PhpPoolGrant& g) { return g.name == name; });
-    if (bound) continue;
-    missing += std::string(missing.empty() ? "" : "; ") + "pool '" + name +
-               "' (scalwsctl pool assign POOL " + instance + " --as " + name + ")";
-  }
-  if (missing.empty()) return Status();
-  return Status(common::StatusCode::kFailedPrecondition,
-                "instance " + instance + ": its php routes use a PHP pool no pool is assigned " +
-                    "as: " + missing);
+  return checkRouteNames(instance, site, poolOf, grantNames(grants),
+                         {"pool", "scalwsctl pool assign POOL",
+                          "its php routes use a PHP pool no pool is assigned as"});
 }
 
 Result<std::vector<ipc::PhpPoolGrant>> instancePoolGrants(state::StateStore& store,

@@ -8,10 +8,7 @@
 
 namespace scalws::controller {
 
-using common::Result;
-using common::Status;
-using common::StatusCode;
-using ipc::Json;
+using namespace handler_names;
 
 namespace {
 
@@ -67,15 +64,12 @@ Json AppHandlers::describe(const state::AppRecord& app) {
 }
 
 Result<state::AppRecord> AppHandlers::namedApp(const Json& args) {
-  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
-  return store_.getApp(name);
+  return namedRecord(args, [this](const std::string& name) { return store_.getApp(name); });
 }
 
 Result<Json> AppHandlers::list(const Json&) {
-  SCALWS_ASSIGN_OR_RETURN(std::vector<state::AppRecord> all, store_.listApps());
-  Json apps = Json::array();
-  for (const state::AppRecord& a : all) apps.push_back(describe(a));
-  return Json{{"apps", apps}};
+  return listReply("apps", store_.listApps(),
+                   [this](const state::AppRecord& a) { return describe(a); });
 }
 
 Result<Json> AppHandlers::show(const Json& args) {
@@ -136,17 +130,10 @@ Status AppHandlers::checkUnused(const state::AppRecord& app) {
   Result<std::vector<state::InstanceRecord>> instances = store_.listInstances();
   if (!spec.ok() || !instances.ok()) return Status();
   std::vector<std::string> sockets = apps_->socketsOf(*spec);
-  for (const state::InstanceRecord& instance : *instances) {
-    std::optional<std::vector<ipc::AppGrant>> running = instances_.runningApps(instance.name);
-    for (const ipc::AppGrant& grant : running.value_or(std::vector<ipc::AppGrant>())) {
-      if (grant.sockets != sockets) continue;
-      return Status(StatusCode::kFailedPrecondition,
-                    "app '" + app.name + "' is still used by the running workers of instance '" +
-                        instance.name + "' (as " + grant.name +
-                        "); reload or stop that instance first");
-    }
-  }
-  return Status();
+  return checkUnusedByWorkers<ipc::AppGrant>(
+      "app '" + app.name + "'", *instances,
+      [this](const std::string& instance) { return instances_.runningApps(instance); },
+      [&sockets](const ipc::AppGrant& grant) { return grant.sockets == sockets; });
 }
 
 void AppHandlers::remove(In& in, Out out) {
@@ -180,14 +167,11 @@ void AppHandlers::restart(In& in, Out out) {
 }
 
 Result<Json> AppHandlers::assign(const Json& args) {
-  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
-  SCALWS_ASSIGN_OR_RETURN(std::string instance, ipc::stringField(args, "instance"));
-  SCALWS_ASSIGN_OR_RETURN(std::string as, ipc::optionalString(args, "as", ""));
-  if (args.contains("as")) SCALWS_RETURN_IF_ERROR(state::validateName("app", as));
-  SCALWS_RETURN_IF_ERROR(store_.assignApp(name, instance, as));
+  SCALWS_ASSIGN_OR_RETURN(AssignArgs a, parseAssignArgs(args, "app"));
+  SCALWS_RETURN_IF_ERROR(store_.assignApp(a.name, a.instance, a.as));
   if (apps_ != nullptr) apps_->assignmentsChanged();
-  SCALWS_ASSIGN_OR_RETURN(state::AppRecord app, store_.getApp(name));
-  LOG_INFO("app %s assigned to instance %s as %s", name.c_str(), instance.c_str(),
+  SCALWS_ASSIGN_OR_RETURN(state::AppRecord app, store_.getApp(a.name));
+  LOG_INFO("app %s assigned to instance %s as %s", a.name.c_str(), a.instance.c_str(),
            app.assigned_as.c_str());
   return describe(app);
 }

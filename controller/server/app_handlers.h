@@ -27,13 +27,14 @@
 
 #include "controller/apps/app_runtime.h"
 #include "controller/instances/instance_runtime.h"
+#include "controller/server/handler_support.h"
 #include "controller/state/state_store.h"
 #include "ipc/endpoint.h"
 #include "ipc/handler_table.h"
 
 namespace scalws::controller {
 
-class AppHandlers {
+class AppHandlers : private HandlerTypes {
  public:
   AppHandlers(state::StateStore& store, InstanceRuntime& instances, AppRuntime* apps)
       : store_(store), instances_(instances), apps_(apps) {}
@@ -42,9 +43,6 @@ class AppHandlers {
   ipc::Json describe(const state::AppRecord& app);
 
  private:
-  using In = ipc::Incoming;
-  using Out = ipc::Replier;
-  using Reply = common::Result<ipc::Json>;
   Reply list(const ipc::Json& args);
   Reply show(const ipc::Json& args);
   Reply logs(const ipc::Json& args);

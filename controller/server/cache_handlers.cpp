@@ -9,9 +9,7 @@
 
 namespace scalws::controller {
 
-using common::Result;
-using common::Status;
-using ipc::Json;
+using namespace handler_names;
 
 namespace {
 

@@ -10,12 +10,11 @@
 #include "controller/instances/instance_config.h"
 #include "controller/metrics/metrics_report.h"
 #include "controller/pools/pool_binding.h"
+#include "controller/route_bindings.h"
 
 namespace scalws::controller {
 
-using common::Result;
-using common::Status;
-using ipc::Json;
+using namespace handler_names;
 
 namespace {
 
@@ -28,13 +27,6 @@ Result<int> eventLimit(const Json& args, std::string_view key, int fallback) {
                                    std::to_string(kMaxEvents));
   }
   return static_cast<int>(n);
-}
-
-template <typename T, typename F>
-Json arrayOf(const std::vector<T>& items, F describe) {
-  Json out = Json::array();
-  for (const T& item : items) out.push_back(describe(item));
-  return out;
 }
 
 }  // namespace
@@ -268,16 +260,9 @@ void ControlHandlers::addPoolBindings(const state::InstanceRecord& record, Json&
                     {"share", g.share}});
   }
   out["php_pools"] = list;
-  Json unbound = Json::array();
   Result<common::config::SiteConfig> stored = loadInstanceConfig(record.config, record.config_path);
-  if (stored.ok()) {
-    for (const std::string& name : phpPoolNames(*stored)) {
-      bool bound = false;
-      for (const ipc::PhpPoolGrant& g : grants) bound = bound || g.name == name;
-      if (!bound) unbound.push_back(name);
-    }
-  }
-  out["unbound_pools"] = unbound;
+  out["unbound_pools"] =
+      stored.ok() ? Json(unboundNames(phpPoolNames(*stored), grantNames(grants))) : Json::array();
   std::optional<std::vector<ipc::PhpPoolGrant>> running = runtime_.runningPools(record.name);
   if (running && *running != grants) out["reload_pending"] = true;
   addAppBindings(record, stored.ok() ? &*stored : nullptr, out);
@@ -290,15 +275,9 @@ void ControlHandlers::addAppBindings(const state::InstanceRecord& record,
   AppRuntime* runtime = app_runtime_;
   std::vector<ipc::AppGrant> grants = appGrantsFor(
       record.name, *apps, [runtime](const AppSpec& spec) { return runtime->socketsOf(spec); });
-  Json unbound = Json::array();
-  if (stored != nullptr) {
-    for (const std::string& name : appRouteNames(*stored)) {
-      bool bound = false;
-      for (const ipc::AppGrant& g : grants) bound = bound || g.name == name;
-      if (!bound) unbound.push_back(name);
-    }
-  }
-  out["unbound_apps"] = unbound;
+  out["unbound_apps"] = stored != nullptr
+                            ? Json(unboundNames(appRouteNames(*stored), grantNames(grants)))
+                            : Json::array();
   std::optional<std::vector<ipc::AppGrant>> running = runtime_.runningApps(record.name);
   if (running && *running != grants) out["reload_pending"] = true;
 }

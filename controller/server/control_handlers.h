@@ -72,6 +72,7 @@
 #include "controller/instances/instance_runtime.h"
 #include "controller/pools/pool_runtime.h"
 #include "controller/server/app_handlers.h"
+#include "controller/server/handler_support.h"
 #include "controller/server/pool_handlers.h"
 #include "controller/state/state_disk.h"
 #include "controller/state/state_store.h"
@@ -93,7 +94,7 @@ struct ControllerInfo {
   bool allow_root_instances = false;  // --allow-root-instances
 };
 
-class ControlHandlers {
+class ControlHandlers : private HandlerTypes {
  public:
   // `pools`: the managed PHP pools' runtime; null runs no managed pools.
   // `accounts` makes and removes the instances' own users.
@@ -114,9 +115,6 @@ class ControlHandlers {
   common::Result<ipc::Json> read(std::string_view op, const ipc::Json& args);
 
  private:
-  using In = ipc::Incoming;
-  using Out = ipc::Replier;
-  using Reply = common::Result<ipc::Json>;
   Reply status(const ipc::Json& args);
   Reply cpuList(const ipc::Json& args);
   Reply instanceList(const ipc::Json& args);

@@ -10,10 +10,7 @@
 
 namespace scalws::controller {
 
-using common::Result;
-using common::Status;
-using common::StatusCode;
-using ipc::Json;
+using namespace handler_names;
 
 namespace {
 

@@ -7,9 +7,7 @@
 
 namespace scalws::controller {
 
-using common::Result;
-using common::Status;
-using ipc::Json;
+using namespace handler_names;
 
 void ControlHandlers::instanceReopenLogs(In& in, Out out) {
   const Json& args = in.args();

@@ -12,10 +12,7 @@
 
 namespace scalws::controller {
 
-using common::Result;
-using common::Status;
-using common::StatusCode;
-using ipc::Json;
+using namespace handler_names;
 
 namespace {
 
@@ -103,10 +100,8 @@ Json PoolHandlers::describe(const state::PoolRecord& p) {
 // --- reads -------------------------------------------------------------------------------
 
 Result<Json> PoolHandlers::list(const Json&) {
-  SCALWS_ASSIGN_OR_RETURN(std::vector<state::PoolRecord> all, store_.listPools());
-  Json pools = Json::array();
-  for (const state::PoolRecord& p : all) pools.push_back(describe(p));
-  return Json{{"pools", pools}};
+  return listReply("pools", store_.listPools(),
+                   [this](const state::PoolRecord& p) { return describe(p); });
 }
 
 Result<Json> PoolHandlers::show(const Json& args) {
@@ -115,8 +110,7 @@ Result<Json> PoolHandlers::show(const Json& args) {
 }
 
 Result<state::PoolRecord> PoolHandlers::namedPool(const Json& args) {
-  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
-  return store_.getPool(name);
+  return namedRecord(args, [this](const std::string& name) { return store_.getPool(name); });
 }
 
 // --- writes ------------------------------------------------------------------------------
@@ -201,17 +195,10 @@ Status PoolHandlers::checkRemovable(const state::PoolRecord& pool) {
   // Released but still in the workers of a running instance (no reload since): removing
   // it now would turn their PHP requests into 502s.
   SCALWS_ASSIGN_OR_RETURN(std::vector<state::InstanceRecord> instances, store_.listInstances());
-  for (const state::InstanceRecord& instance : instances) {
-    std::optional<std::vector<ipc::PhpPoolGrant>> running = instances_.runningPools(instance.name);
-    for (const ipc::PhpPoolGrant& grant : running.value_or(std::vector<ipc::PhpPoolGrant>())) {
-      if (grant.address != pool.address) continue;
-      return Status(StatusCode::kFailedPrecondition,
-                    "PHP pool '" + pool.name +
-                        "' is still used by the running workers of instance '" + instance.name +
-                        "' (as " + grant.name + "); reload or stop that instance first");
-    }
-  }
-  return Status();
+  return checkUnusedByWorkers<ipc::PhpPoolGrant>(
+      "PHP pool '" + pool.name + "'", instances,
+      [this](const std::string& instance) { return instances_.runningPools(instance); },
+      [&pool](const ipc::PhpPoolGrant& grant) { return grant.address == pool.address; });
 }
 
 void PoolHandlers::remove(In& in, Out out) {
@@ -229,15 +216,12 @@ void PoolHandlers::remove(In& in, Out out) {
 }
 
 Result<Json> PoolHandlers::assign(const Json& args) {
-  SCALWS_ASSIGN_OR_RETURN(std::string name, ipc::stringField(args, "name"));
-  SCALWS_ASSIGN_OR_RETURN(std::string instance, ipc::stringField(args, "instance"));
-  SCALWS_ASSIGN_OR_RETURN(std::string as, ipc::optionalString(args, "as", ""));
-  if (args.contains("as")) SCALWS_RETURN_IF_ERROR(state::validateName("pool", as));
+  SCALWS_ASSIGN_OR_RETURN(AssignArgs a, parseAssignArgs(args, "pool"));
   std::optional<std::string> replaced;
-  SCALWS_RETURN_IF_ERROR(store_.assignPool(name, instance, as, &replaced));
+  SCALWS_RETURN_IF_ERROR(store_.assignPool(a.name, a.instance, a.as, &replaced));
   if (pools_ != nullptr) pools_->assignmentsChanged();
-  SCALWS_ASSIGN_OR_RETURN(state::PoolRecord pool, store_.getPool(name));
-  LOG_INFO("pool %s assigned to instance %s as %s%s", name.c_str(), instance.c_str(),
+  SCALWS_ASSIGN_OR_RETURN(state::PoolRecord pool, store_.getPool(a.name));
+  LOG_INFO("pool %s assigned to instance %s as %s%s", a.name.c_str(), a.instance.c_str(),
            pool.assigned_as.c_str(), replaced ? (", replacing " + *replaced).c_str() : "");
   Json out = describe(pool);
   out["replaced"] = replaced ? Json(*replaced) : Json(nullptr);

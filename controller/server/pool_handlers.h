@@ -39,13 +39,14 @@
 
 #include "controller/instances/instance_runtime.h"
 #include "controller/pools/pool_runtime.h"
+#include "controller/server/handler_support.h"
 #include "controller/state/state_store.h"
 #include "ipc/endpoint.h"
 #include "ipc/handler_table.h"
 
 namespace scalws::controller {
 
-class PoolHandlers {
+class PoolHandlers : private HandlerTypes {
  public:
   // `pools` may be null (no managed pools: their ops fail).
   PoolHandlers(state::StateStore& store, InstanceRuntime& instances, PoolRuntime* pools)
@@ -61,9 +62,6 @@ class PoolHandlers {
   common::Result<ipc::Json> listPools() { return list(ipc::Json::object()); }
 
  private:
-  using In = ipc::Incoming;
-  using Out = ipc::Replier;
-  using Reply = common::Result<ipc::Json>;
   Reply list(const ipc::Json& args);
   Reply show(const ipc::Json& args);
   void add(In& in, Out out);

@@ -107,6 +107,20 @@ class SqliteDb {
   common::Status exec(std::string_view sql);
   common::Result<Statement> prepare(std::string_view sql);
 
+  // prepare(sql) with args bound to ?1..?n in order.
+  template <typename... Args>
+  common::Result<Statement> query(std::string_view sql, const Args&... args) {
+    SCALWS_ASSIGN_OR_RETURN(Statement stmt, prepare(sql));
+    if constexpr (sizeof...(Args) > 0) SCALWS_RETURN_IF_ERROR(stmt.bindAll(args...));
+    return stmt;
+  }
+  // query(sql, args...) run to completion, for a statement that returns no rows.
+  template <typename... Args>
+  common::Status run(std::string_view sql, const Args&... args) {
+    SCALWS_ASSIGN_OR_RETURN(Statement stmt, query(sql, args...));
+    return stmt.run();
+  }
+
   int64_t lastInsertRowid() const;
   int64_t changes() const;  // rows changed by the last INSERT/UPDATE/DELETE
   bool inTransaction() const;

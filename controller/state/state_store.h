@@ -162,9 +162,19 @@ class StateStore {
       : db_(std::move(db)), allocator_(std::move(allocator)), clock_(std::move(clock)) {}
 
   int64_t now() const { return clock_(); }
+  // A transaction that writes (the lock taken at BEGIN), or one that only reads.
+  common::Result<Transaction> beginWrite() {
+    return Transaction::begin(db_, Transaction::Kind::kImmediate);
+  }
+  common::Result<Transaction> beginRead() {
+    return Transaction::begin(db_, Transaction::Kind::kRead);
+  }
   // Inside an open transaction.
   common::Result<EventRecord> insertEvent(const std::optional<std::string>& instance,
                                           std::string_view kind, std::string_view message);
+  // insertEvent for a caller that needs only whether it was stored.
+  common::Status noteEvent(const std::optional<std::string>& instance, std::string_view kind,
+                           std::string_view message);
   common::Result<bool> instanceExists(const std::string& name);
   common::Status requireInstance(const std::string& name);
   common::Result<std::vector<cpu::CpuAssignment>> readAssignments(const std::string* instance);
@@ -172,6 +182,8 @@ class StateStore {
   // The pool assigned to `instance` as `as`, if any.
   common::Result<std::optional<std::string>> poolBoundAs(const std::string& instance,
                                                          const std::string& as);
+  // Clears `pool_name`'s instance and name there (no event: the caller says why).
+  common::Status unassignPool(const std::string& pool_name, int64_t at);
 
   SqliteDb db_;
   cpu::CpuAllocator allocator_;

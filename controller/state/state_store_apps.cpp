@@ -1,12 +1,9 @@
 // StateStore: the apps the controller runs. Policies in state_store.h.
-#include "controller/state/state_store.h"
+#include "controller/state/state_store_impl.h"
 
 namespace scalws::controller::state {
 
-using common::Result;
-using common::Status;
-using common::StatusCode;
-using Kind = Transaction::Kind;
+using namespace store_impl;
 
 namespace {
 
@@ -31,33 +28,22 @@ Status appNotFound(const std::string& name) {
 }  // namespace
 
 Result<AppRecord> StateStore::getApp(const std::string& name) {
-  Result<Statement> stmt =
-      db_.prepare("SELECT " + std::string(kAppColumns) + " FROM apps WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  SCALWS_RETURN_IF_ERROR(stmt->bind(1, name));
-  Result<bool> row = stmt->step();
-  if (!row.ok()) return row.status();
-  if (!*row) return appNotFound(name);
-  return readAppRow(*stmt);
+  SCALWS_ASSIGN_OR_RETURN(
+      std::optional<AppRecord> app,
+      readFirstRow(
+          db_.query("SELECT " + std::string(kAppColumns) + " FROM apps WHERE name = ?1", name),
+          readAppRow));
+  if (!app) return appNotFound(name);
+  return std::move(*app);
 }
 
 Result<std::vector<AppRecord>> StateStore::listApps() {
-  Result<Statement> stmt =
-      db_.prepare("SELECT " + std::string(kAppColumns) + " FROM apps ORDER BY name");
-  if (!stmt.ok()) return stmt.status();
-  std::vector<AppRecord> out;
-  while (true) {
-    Result<bool> row = stmt->step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back(readAppRow(*stmt));
-  }
-  return out;
+  return readRows(db_.query("SELECT " + std::string(kAppColumns) + " FROM apps ORDER BY name"),
+                  readAppRow);
 }
 
 Result<AppRecord> StateStore::addApp(const AppRecord& app) {
-  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
-  if (!txn.ok()) return txn.status();
+  SCALWS_ASSIGN_OR_RETURN(Transaction txn, beginWrite());
   Result<AppRecord> existing = getApp(app.name);
   if (existing.ok()) {
     return Status(StatusCode::kAlreadyExists, "app '" + app.name + "' already exists");
@@ -67,86 +53,62 @@ Result<AppRecord> StateStore::addApp(const AppRecord& app) {
   record.instance.reset();
   record.assigned_as.clear();
   record.created_ms = record.updated_ms = now();
-  Result<Statement> insert = db_.prepare("INSERT INTO apps (" + std::string(kAppColumns) +
-                                         ") VALUES (?1, ?2, NULL, NULL, ?3, ?4)");
-  if (!insert.ok()) return insert.status();
-  SCALWS_RETURN_IF_ERROR(
-      insert->bindAll(record.name, record.spec, record.created_ms, record.updated_ms));
-  SCALWS_RETURN_IF_ERROR(insert->run());
-  Result<EventRecord> added =
-      insertEvent(std::nullopt, "app.added", "app " + record.name + " added");
-  if (!added.ok()) return added.status();
-  SCALWS_RETURN_IF_ERROR(txn->commit());
+  SCALWS_RETURN_IF_ERROR(db_.run(
+      "INSERT INTO apps (" + std::string(kAppColumns) + ") VALUES (?1, ?2, NULL, NULL, ?3, ?4)",
+      record.name, record.spec, record.created_ms, record.updated_ms));
+  SCALWS_RETURN_IF_ERROR(noteEvent(std::nullopt, "app.added", "app " + record.name + " added"));
+  SCALWS_RETURN_IF_ERROR(txn.commit());
   return record;
 }
 
 Status StateStore::removeApp(const std::string& name) {
-  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
-  if (!txn.ok()) return txn.status();
-  Result<AppRecord> app = getApp(name);
-  if (!app.ok()) return app.status();
-  if (app->instance) {
+  SCALWS_ASSIGN_OR_RETURN(Transaction txn, beginWrite());
+  SCALWS_ASSIGN_OR_RETURN(AppRecord app, getApp(name));
+  if (app.instance) {
     return Status(StatusCode::kFailedPrecondition, "app '" + name + "' is assigned to instance '" +
-                                                       *app->instance + "'; release it first");
+                                                       *app.instance + "'; release it first");
   }
-  Result<Statement> del = db_.prepare("DELETE FROM apps WHERE name = ?1");
-  if (!del.ok()) return del.status();
-  SCALWS_RETURN_IF_ERROR(del->bind(1, name));
-  SCALWS_RETURN_IF_ERROR(del->run());
-  Result<EventRecord> event = insertEvent(std::nullopt, "app.removed", "app " + name + " removed");
-  if (!event.ok()) return event.status();
-  return txn->commit();
+  SCALWS_RETURN_IF_ERROR(db_.run("DELETE FROM apps WHERE name = ?1", name));
+  SCALWS_RETURN_IF_ERROR(noteEvent(std::nullopt, "app.removed", "app " + name + " removed"));
+  return txn.commit();
 }
 
 Status StateStore::assignApp(const std::string& name, const std::string& instance,
                              const std::string& as_given) {
-  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
-  if (!txn.ok()) return txn.status();
-  Result<AppRecord> app = getApp(name);
-  if (!app.ok()) return app.status();
+  SCALWS_ASSIGN_OR_RETURN(Transaction txn, beginWrite());
+  SCALWS_ASSIGN_OR_RETURN(AppRecord app, getApp(name));
   SCALWS_RETURN_IF_ERROR(requireInstance(instance));
   std::string as = as_given.empty() ? name : as_given;
-  if (app->instance && *app->instance != instance) {
+  if (app.instance && *app.instance != instance) {
     return Status(StatusCode::kFailedPrecondition, "app '" + name + "' is assigned to instance '" +
-                                                       *app->instance + "'; release it first");
+                                                       *app.instance + "'; release it first");
   }
-  Result<Statement> holder =
-      db_.prepare("SELECT name FROM apps WHERE instance = ?1 AND assigned_as = ?2 AND name <> ?3");
-  if (!holder.ok()) return holder.status();
-  SCALWS_RETURN_IF_ERROR(holder->bindAll(instance, as, name));
-  Result<bool> taken = holder->step();
-  if (!taken.ok()) return taken.status();
-  if (*taken) {
-    return Status(StatusCode::kAlreadyExists, "instance '" + instance + "' already has app '" +
-                                                  holder->columnText(0) + "' as '" + as + "'");
+  SCALWS_ASSIGN_OR_RETURN(
+      std::optional<std::string> taken,
+      readFirstRow(
+          db_.query("SELECT name FROM apps WHERE instance = ?1 AND assigned_as = ?2 AND name <> ?3",
+                    instance, as, name),
+          firstColumnText));
+  if (taken) {
+    return Status(StatusCode::kAlreadyExists,
+                  "instance '" + instance + "' already has app '" + *taken + "' as '" + as + "'");
   }
-  holder = Statement();
-  Result<Statement> update = db_.prepare(
-      "UPDATE apps SET instance = ?2, assigned_as = ?3, updated_ms = ?4 WHERE name = ?1");
-  if (!update.ok()) return update.status();
-  SCALWS_RETURN_IF_ERROR(update->bindAll(name, instance, as, now()));
-  SCALWS_RETURN_IF_ERROR(update->run());
-  Result<EventRecord> event =
-      insertEvent(instance, "app.assigned", "app " + name + " assigned as " + as);
-  if (!event.ok()) return event.status();
-  return txn->commit();
+  SCALWS_RETURN_IF_ERROR(
+      db_.run("UPDATE apps SET instance = ?2, assigned_as = ?3, updated_ms = ?4 WHERE name = ?1",
+              name, instance, as, now()));
+  SCALWS_RETURN_IF_ERROR(noteEvent(instance, "app.assigned", "app " + name + " assigned as " + as));
+  return txn.commit();
 }
 
 Status StateStore::releaseApp(const std::string& name) {
-  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
-  if (!txn.ok()) return txn.status();
-  Result<AppRecord> app = getApp(name);
-  if (!app.ok()) return app.status();
-  if (!app->instance) return Status();
-  Result<Statement> update = db_.prepare(
-      "UPDATE apps SET instance = NULL, assigned_as = NULL, updated_ms = ?2 WHERE name = ?1");
-  if (!update.ok()) return update.status();
-  SCALWS_RETURN_IF_ERROR(update->bindAll(name, now()));
-  SCALWS_RETURN_IF_ERROR(update->run());
-  Result<EventRecord> event =
-      insertEvent(app->instance, "app.released", "app " + name + " released");
-  if (!event.ok()) return event.status();
-  return txn->commit();
+  SCALWS_ASSIGN_OR_RETURN(Transaction txn, beginWrite());
+  SCALWS_ASSIGN_OR_RETURN(AppRecord app, getApp(name));
+  if (!app.instance) return Status();
+  SCALWS_RETURN_IF_ERROR(db_.run(
+      "UPDATE apps SET instance = NULL, assigned_as = NULL, updated_ms = ?2 WHERE name = ?1", name,
+      now()));
+  SCALWS_RETURN_IF_ERROR(noteEvent(app.instance, "app.released", "app " + name + " released"));
+  return txn.commit();
 }
 
 }  // namespace scalws::controller::state

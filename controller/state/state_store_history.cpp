@@ -1,14 +1,11 @@
 // StateStore: what happened and how it went — events, metrics rollups, pruning.
 #include <algorithm>
 
-#include "controller/state/state_store.h"
+#include "controller/state/state_store_impl.h"
 
 namespace scalws::controller::state {
 
-using common::Result;
-using common::Status;
-using common::StatusCode;
-using Kind = Transaction::Kind;
+using namespace store_impl;
 
 namespace {
 
@@ -29,34 +26,27 @@ std::string metricsColumnList() {
 Result<EventRecord> StateStore::appendEvent(const std::optional<std::string>& instance,
                                             std::string_view kind, std::string_view message) {
   if (kind.empty()) return common::invalidArgument("an event needs a kind");
-  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
-  if (!txn.ok()) return txn.status();
-  Result<EventRecord> event = insertEvent(instance, kind, message);
-  if (!event.ok()) return event.status();
-  SCALWS_RETURN_IF_ERROR(txn->commit());
+  SCALWS_ASSIGN_OR_RETURN(Transaction txn, beginWrite());
+  SCALWS_ASSIGN_OR_RETURN(EventRecord event, insertEvent(instance, kind, message));
+  SCALWS_RETURN_IF_ERROR(txn.commit());
   return event;
 }
 
 Result<std::vector<EventRecord>> StateStore::recentEvents(
     const std::optional<std::string>& instance, int limit) {
   if (limit < 0) return common::invalidArgument("event limit must not be negative");
-  Result<Statement> stmt = instance ? db_.prepare(
+  Result<Statement> stmt = instance ? db_.query(
                                           "SELECT id, time_ms, instance, kind, message FROM events "
-                                          "WHERE instance = ?2 ORDER BY id DESC LIMIT ?1")
-                                    : db_.prepare(
+                                          "WHERE instance = ?2 ORDER BY id DESC LIMIT ?1",
+                                          int64_t{limit}, *instance)
+                                    : db_.query(
                                           "SELECT id, time_ms, instance, kind, message FROM events "
-                                          "ORDER BY id DESC LIMIT ?1");
-  if (!stmt.ok()) return stmt.status();
-  SCALWS_RETURN_IF_ERROR(stmt->bind(1, int64_t{limit}));
-  if (instance) SCALWS_RETURN_IF_ERROR(stmt->bind(2, *instance));
-  std::vector<EventRecord> out;
-  while (true) {
-    Result<bool> row = stmt->step();
-    if (!row.ok()) return row.status();
-    if (!*row) return out;
-    out.push_back({stmt->columnInt(0), stmt->columnInt(1), stmt->columnOptionalText(2),
-                   stmt->columnText(3), stmt->columnText(4)});
-  }
+                                          "ORDER BY id DESC LIMIT ?1",
+                                          int64_t{limit});
+  return readRows(std::move(stmt), [](const Statement& row) {
+    return EventRecord{row.columnInt(0), row.columnInt(1), row.columnOptionalText(2),
+                       row.columnText(3), row.columnText(4)};
+  });
 }
 
 // --- metrics -----------------------------------------------------------------------------
@@ -74,25 +64,23 @@ Result<int64_t> StateStore::insertMetrics(MetricsResolution resolution,
                     " (instance, bucket_ms, " + metricsColumnList() + ", latency) SELECT " +
                     values + " WHERE EXISTS (SELECT 1 FROM instances WHERE name = ?1)";
 
-  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
-  if (!txn.ok()) return txn.status();
-  Result<Statement> stmt = db_.prepare(sql);
-  if (!stmt.ok()) return stmt.status();
+  SCALWS_ASSIGN_OR_RETURN(Transaction txn, beginWrite());
   int64_t written = 0;
-  for (const MetricsRow& row : rows) {
-    SCALWS_RETURN_IF_ERROR(stmt->bind(1, row.instance));
-    SCALWS_RETURN_IF_ERROR(stmt->bind(2, row.bucket_ms));
-    int index = 3;
-    for (const MetricsColumn& column : metricsColumns()) {
-      SCALWS_RETURN_IF_ERROR(stmt->bind(index++, static_cast<int64_t>(column.of(row.figures))));
+  {
+    SCALWS_ASSIGN_OR_RETURN(Statement stmt, db_.query(sql));
+    for (const MetricsRow& row : rows) {
+      SCALWS_RETURN_IF_ERROR(stmt.bindAll(row.instance, row.bucket_ms));
+      int index = 3;
+      for (const MetricsColumn& column : metricsColumns()) {
+        SCALWS_RETURN_IF_ERROR(stmt.bind(index++, static_cast<int64_t>(column.of(row.figures))));
+      }
+      SCALWS_RETURN_IF_ERROR(stmt.bindBlob(index, encodeHistogram(row.figures.latency)));
+      SCALWS_RETURN_IF_ERROR(stmt.run());
+      written += db_.changes();
+      SCALWS_RETURN_IF_ERROR(stmt.reset());
     }
-    SCALWS_RETURN_IF_ERROR(stmt->bindBlob(index, encodeHistogram(row.figures.latency)));
-    SCALWS_RETURN_IF_ERROR(stmt->run());
-    written += db_.changes();
-    SCALWS_RETURN_IF_ERROR(stmt->reset());
   }
-  stmt = Statement();
-  SCALWS_RETURN_IF_ERROR(txn->commit());
+  SCALWS_RETURN_IF_ERROR(txn.commit());
   return written;
 }
 
@@ -103,39 +91,32 @@ Result<std::vector<MetricsRow>> StateStore::listMetrics(const std::string& insta
                     std::string(metricsTable(resolution)) +
                     " WHERE instance = ?1 AND bucket_ms >= ?2 AND bucket_ms < ?3 "
                     "ORDER BY bucket_ms";
-  Result<Statement> stmt = db_.prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  SCALWS_RETURN_IF_ERROR(stmt->bindAll(instance, from_ms, to_ms));
-  std::vector<MetricsRow> out;
   const int blob_col = 2 + static_cast<int>(metricsColumns().size());
-  while (true) {
-    Result<bool> row = stmt->step();
-    if (!row.ok()) return row.status();
-    if (!*row) return out;
-    MetricsRow m;
-    m.instance = stmt->columnText(0);
-    m.bucket_ms = stmt->columnInt(1);
-    int col = 2;
-    for (const MetricsColumn& column : metricsColumns()) {
-      column.of(m.figures) = static_cast<uint64_t>(stmt->columnInt(col++));
-    }
-    Result<std::vector<uint64_t>> latency = decodeHistogram(stmt->columnBlob(blob_col));
-    if (!latency.ok()) {
-      return Status(StatusCode::kIoError, std::string(metricsTable(resolution)) + " row " +
-                                              m.instance + "@" + std::to_string(m.bucket_ms) +
-                                              ": " + latency.status().message());
-    }
-    // Buckets past the snapshot's layout (a wider layout once) count in its last bucket.
-    for (size_t i = 0; i < latency->size(); ++i) {
-      m.figures.latency[std::min(i, common::metrics::kLatencyBuckets - 1)] += (*latency)[i];
-    }
-    out.push_back(std::move(m));
-  }
+  return readRows(
+      db_.query(sql, instance, from_ms, to_ms), [&](const Statement& row) -> Result<MetricsRow> {
+        MetricsRow m;
+        m.instance = row.columnText(0);
+        m.bucket_ms = row.columnInt(1);
+        int col = 2;
+        for (const MetricsColumn& column : metricsColumns()) {
+          column.of(m.figures) = static_cast<uint64_t>(row.columnInt(col++));
+        }
+        Result<std::vector<uint64_t>> latency = decodeHistogram(row.columnBlob(blob_col));
+        if (!latency.ok()) {
+          return Status(StatusCode::kIoError, std::string(metricsTable(resolution)) + " row " +
+                                                  m.instance + "@" + std::to_string(m.bucket_ms) +
+                                                  ": " + latency.status().message());
+        }
+        // Buckets past the snapshot's layout (a wider layout once) count in its last bucket.
+        for (size_t i = 0; i < latency->size(); ++i) {
+          m.figures.latency[std::min(i, common::metrics::kLatencyBuckets - 1)] += (*latency)[i];
+        }
+        return m;
+      });
 }
 
 Result<PruneCounts> StateStore::prune(int64_t now_ms, const Retention& retention) {
-  Result<Transaction> txn = Transaction::begin(db_, Kind::kImmediate);
-  if (!txn.ok()) return txn.status();
+  SCALWS_ASSIGN_OR_RETURN(Transaction txn, beginWrite());
   PruneCounts counts;
   struct Target {
     std::string_view sql;
@@ -149,13 +130,10 @@ Result<PruneCounts> StateStore::prune(int64_t now_ms, const Retention& retention
       {"DELETE FROM events WHERE time_ms < ?1", retention.events_ms, &counts.events},
   };
   for (const Target& target : targets) {
-    Result<Statement> stmt = db_.prepare(target.sql);
-    if (!stmt.ok()) return stmt.status();
-    SCALWS_RETURN_IF_ERROR(stmt->bind(1, now_ms - target.keep_ms));
-    SCALWS_RETURN_IF_ERROR(stmt->run());
+    SCALWS_RETURN_IF_ERROR(db_.run(target.sql, now_ms - target.keep_ms));
     *target.count = db_.changes();
   }
-  SCALWS_RETURN_IF_ERROR(txn->commit());
+  SCALWS_RETURN_IF_ERROR(txn.commit());
   return counts;
 }
 

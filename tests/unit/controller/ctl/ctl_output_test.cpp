@@ -27,6 +27,15 @@ TEST(CtlOutputTest, Durations) {
   EXPECT_EQ(formatTime(0), "-");
 }
 
+TEST(CtlOutputTest, AssignedInstanceSaysTheNameOnlyWhenItDiffers) {
+  EXPECT_EQ(assignedInstance(Json{{"name", "p"}, {"instance", nullptr}}), "-");
+  EXPECT_EQ(assignedInstance(Json{{"name", "p"}, {"instance", "web"}, {"as", "p"}}), "web");
+  EXPECT_EQ(assignedInstance(Json{{"name", "p"}, {"instance", "web"}, {"as", "php"}}),
+            "web as php");
+  EXPECT_EQ(assignedInstance(Json{{"name", "p"}, {"instance", "a\x1b[2J"}, {"as", "p"}}),
+            "a\\x1b[2J");
+}
+
 TEST(CtlOutputTest, InstanceListShowsEveryInstance) {
   Json result = {{"instances",
                   {{{"name", "web"},
