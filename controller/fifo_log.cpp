@@ -163,4 +163,16 @@ std::string readFileTail(const std::string& path, size_t max_bytes) {
   return out;
 }
 
+std::string lastLogLines(const std::string& path, size_t max_bytes) {
+  std::string text = readFileTail(path, max_bytes);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  size_t cut = text.size();
+  for (int lines = 0; lines < 3 && cut != std::string::npos && cut > 0; ++lines) {
+    cut = text.rfind('\n', cut - 1);
+  }
+  if (cut != std::string::npos && cut < text.size()) text = text.substr(cut + 1);
+  for (char& c : text) c = c == '\n' ? '|' : c;
+  return text;
+}
+
 }  // namespace scalws::controller

@@ -80,5 +80,8 @@ class FifoLog {
 // The last `max_bytes` of the file at `path` (read from the end, never the whole file),
 // starting at a line; "" when it cannot be read.
 std::string readFileTail(const std::string& path, size_t max_bytes);
+// The last three lines within the last `max_bytes` of the log at `path`, joined with '|'
+// on one line: why a start failed, quoted in the answer to the command that started it.
+std::string lastLogLines(const std::string& path, size_t max_bytes);
 
 }  // namespace scalws::controller

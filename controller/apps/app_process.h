@@ -17,24 +17,22 @@
 // group once the OOM killer took one process of it (cgroup v1 kills one; v2's
 // memory.oom.group all), so the app restarts whole rather than limping on.
 // stop(): SIGTERM (gunicorn, uvicorn and Node end gracefully on it), SIGKILL to the group
-// kAppStopGraceMs later. leave(): lets go, the process keeps serving.
+// kAppStopGraceMs later. leave(): lets go, the process keeps serving. The life cycle itself
+// (readiness, backoff, stop, adoption) is supervised_child.h's; this adds what is an app's.
 #pragma once
 
 #include <sys/types.h>
 #include <uv.h>
 
 #include <functional>
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "common/status.h"
-#include "common/unique_fd.h"
 #include "controller/apps/app_cgroup.h"
 #include "controller/apps/app_spec.h"
 #include "controller/fifo_log.h"
-#include "controller/loop_handles.h"
 #include "controller/restart_policy.h"
+#include "controller/supervised_child.h"
 #include "ipc/message.h"
 #include "sandbox/exec_sandbox.h"
 
@@ -52,8 +50,8 @@ struct AppProcessPaths {
 
 class AppProcess {
  public:
-  enum class State { kStopped, kStarting, kRunning, kBackoff, kStopping, kFailed };
-  using Done = std::function<void(const common::Status&)>;
+  using State = SupervisedChild::State;
+  using Done = SupervisedChild::Done;
   using OnEvent = std::function<void(std::string_view kind, const std::string& message)>;
   // Builds the sandbox anew before each start (the spec or the assignment may have moved).
   using PrepareSandbox = std::function<common::Result<sandbox::ExecSandbox>()>;
@@ -70,12 +68,12 @@ class AppProcess {
   // Starts it (adopting one that runs already when `adopt`); `first` gets the first
   // attempt's outcome; supervision goes on either way once it ran.
   void start(bool adopt, Done first);
-  void stop(Done done);
-  void leave();
+  void stop(Done done) { child_.stop(std::move(done)); }
+  void leave() { child_.leave(); }
 
-  State state() const { return state_; }
-  std::string_view stateName() const;
-  pid_t pid() const { return pid_; }
+  State state() const { return child_.state(); }
+  std::string_view stateName() const { return child_.stateName(); }
+  pid_t pid() const { return child_.pid(); }
   const AppProcessPaths& paths() const { return paths_; }
   // {index, state, pid, restarts, last_exit, started_ms, adopted, socket, rss_bytes,
   //  checked: process_facts.h's reading of /proc/PID/status (while it runs),
@@ -86,51 +84,23 @@ class AppProcess {
   void checkMemory();
 
  private:
-  void spawn();
-  bool adopt();
-  void watch();
-  void onExit();
-  void onTick();
-  void becameRunning();
-  void crashed(const std::string& why, uint64_t uptime_ms);
-  void finishStop();
+  common::Result<pid_t> launch();
+  pid_t adoptable() const;
   std::string memoryKill();
   void watchCgroup();
-  void arm(uint64_t ms, uint64_t repeat, void (*fire)(AppProcess&));
-  void disarm();
-  void later(std::function<void()> fn);
   std::string expectedCmdline() const;
 
-  uv_loop_t* loop_;
   AppSpec spec_;
   uint32_t index_;
   AppProcessPaths paths_;
-  RestartPolicy policy_;
   PrepareSandbox prepare_;
-  OnEvent on_event_;
   FifoLog& log_;
   AppCgroups& cgroups_;
   std::string cgroup_;      // "" without --memory
   uint64_t oom_seen_ = 0;   // the cgroup's OOM kill count already accounted for
   uint64_t oom_kills_ = 0;  // of this process's cgroup, since this controller watched it
   bool oom_group_killed_ = false;
-  State state_ = State::kStopped;
-  pid_t pid_ = 0;
-  bool is_child_ = false;
-  bool adopted_ = false;
-  bool ever_ran_ = false;
-  common::UniqueFd pidfd_;
-  FdWatch exit_watch_{loop_};  // the pidfd
-  LoopTimer timer_{loop_};
-  uint64_t deadline_ms_ = 0;
-  uint64_t started_mono_ms_ = 0;
-  int64_t started_ms_ = 0;
-  uint32_t restarts_ = 0;
-  std::string last_exit_;
-  std::string start_problem_;
-  Done first_;
-  std::vector<Done> stop_done_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  SupervisedChild child_;  // last: its hooks use the members above
 };
 
 }  // namespace scalws::controller

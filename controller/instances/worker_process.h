@@ -5,9 +5,7 @@
 // and later reload / stop. It watches the process through a pidfd, so exits are seen the
 // same way for children and for adopted workers (whose exit status is not ours to read).
 //
-// States: kStarting (spawned, until ready) or kAttaching (until the attach hello), then
-// kReady, kStopping once asked to stop (or found draining), kExited when the process is
-// gone. A worker that fails to start is killed at once (nothing to drain).
+// States, the channel's life, stop and exit: peer_process.h, shared with FrontProcess.
 //
 // Callbacks fire on the loop thread, never from inside a call on this object: on_ready once
 // (ok: the worker serves; an error: it will not, and it has been killed), on_exit once when
@@ -32,27 +30,17 @@
 #include "common/unique_fd.h"
 #include "controller/instances/instance_caches.h"
 #include "controller/instances/instance_listeners.h"
-#include "controller/instances/worker_log.h"
 #include "controller/instances/worker_spawn.h"
-#include "controller/loop_handles.h"
+#include "controller/peer_process.h"
 #include "controller/state/records.h"
-#include "controller/token_bucket.h"
 #include "ipc/endpoint.h"
 #include "ipc/handler_table.h"
 #include "ipc/worker_messages.h"
 
 namespace scalws::controller {
 
-// How long a spawned worker may take from exec to ready, and an attach to its hello.
+// How long a spawned worker may take from exec to ready (an attach: peer_process.h).
 inline constexpr uint64_t kReadyTimeoutMs = 10'000;
-inline constexpr uint64_t kAttachTimeoutMs = 3'000;
-// A worker sends `metrics` about once a second and each is a few KiB: more often than
-// kMetricsPerSecond (after a burst of kMetricsBurst) or larger than kMaxMetricsBytes, and
-// the message is dropped (said once in the log), so a worker cannot keep the controller
-// busy decoding and writing to its state DB.
-inline constexpr double kMetricsPerSecond = 4;
-inline constexpr double kMetricsBurst = 10;
-inline constexpr size_t kMaxMetricsBytes = 64 * 1024;
 
 struct WorkerLaunch {
   std::string scalwsd;
@@ -80,7 +68,7 @@ struct AttachedState {
 
 class WorkerProcess {
  public:
-  enum class State { kAttaching, kStarting, kReady, kStopping, kExited };
+  using State = PeerProcess::State;
 
   struct Callbacks {
     std::function<void(WorkerProcess&, const common::Status&)> on_ready;
@@ -118,8 +106,8 @@ class WorkerProcess {
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   // Graceful stop over the channel (SIGTERM without one); SIGKILL after kill_after_ms.
-  void stop(uint64_t kill_after_ms);
-  void kill();  // SIGKILL now
+  void stop(uint64_t kill_after_ms) { peer_.stop(kill_after_ms); }
+  void kill() { peer_.kill(); }  // SIGKILL now
   // Sends `reload`; `done` gets the worker's answer (or why it could not be asked).
   void reload(const ipc::ReloadArgs& args, std::function<void(const common::Status&)> done);
   // Sends `shared_names` (a ready worker only; what it answers is logged, not returned).
@@ -135,19 +123,19 @@ class WorkerProcess {
   common::Result<InstanceCaches> cacheAreas(const common::config::SiteConfig& site) const;
   // Lets go: closes the channel and stops watching; the process keeps serving and waits
   // for the next controller on its attach socket.
-  void detach();
+  void detach() { peer_.detach(); }
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return peer_.pid(); }
   // The sandbox report the worker sent with `ready` (none for a re-attached worker): its
   // own word, well formed (the decoder refused anything else).
-  const std::optional<ipc::SandboxSummary>& sandbox() const { return sandbox_; }
+  const std::optional<ipc::SandboxSummary>& sandbox() const { return peer_.sandbox(); }
   uint32_t slot() const { return slot_; }
-  State state() const { return state_; }
-  bool isChild() const { return is_child_; }
-  int64_t startedMs() const { return started_wall_ms_; }  // Unix ms
-  uint64_t startedMonoMs() const { return started_mono_ms_; }
-  uint64_t startTicks() const { return start_ticks_; }
-  const std::string& attachAddress() const { return attach_address_; }
+  State state() const { return peer_.state(); }
+  bool isChild() const { return peer_.isChild(); }
+  int64_t startedMs() const { return peer_.startedMs(); }  // Unix ms
+  uint64_t startedMonoMs() const { return peer_.startedMonoMs(); }
+  uint64_t startTicks() const { return peer_.startTicks(); }
+  const std::string& attachAddress() const { return peer_.attachAddress(); }
   const AttachedState& attachedState() const { return attached_; }
   // Attached workers: the digest its row recorded of what it was told (launch_digest.h).
   const std::string& recordedDigest() const { return recorded_digest_; }
@@ -155,12 +143,12 @@ class WorkerProcess {
   const common::CpuSet& cpus() const { return cpus_; }
   // Spawned workers: what they were started with (a reload they took updates it).
   const ipc::WorkerSettings& launched() const { return launch_.settings; }
-  std::string_view stateName() const;
+  std::string_view stateName() const { return peer_.stateName(); }
 
  private:
-  WorkerProcess(uv_loop_t* loop, pid_t pid, common::UniqueFd pidfd, Callbacks callbacks);
+  WorkerProcess(uv_loop_t* loop, pid_t pid, common::UniqueFd pidfd, bool attaching,
+                const std::string& instance, Callbacks callbacks);
 
-  common::Status watchExit();
   void onSpawnHello(ipc::Incoming& request, ipc::Replier replier);
   void sendConfig();
   void sendListeners();
@@ -168,42 +156,18 @@ class WorkerProcess {
   void onAttachHello(ipc::Incoming& request, ipc::Replier replier);
   void onMetrics(ipc::Incoming& request, ipc::Replier replier);
   common::Result<SlotListeners> copyListeners(const std::vector<ipc::ListenerReport>& reported);
-  void failStart(const std::string& reason);
-  void reportReady(const common::Status& status);
-  void onProcessExit();
-  void readLog(common::UniqueFd read_end);
-  void handOverLog();
-  void dropMetrics(const std::string& why);
 
   static const ipc::OpHandler<WorkerProcess> kSpawnHandlers[];
   static const ipc::OpHandler<WorkerProcess> kAttachHandlers[];
 
-  uv_loop_t* loop_;
-  pid_t pid_;
-  std::optional<ipc::SandboxSummary> sandbox_;
-  common::UniqueFd pidfd_;
   Callbacks callbacks_;
-  State state_ = State::kStarting;
-  bool is_child_ = false;
-  bool ready_reported_ = false;
-  bool exit_reported_ = false;
-  bool bad_metrics_logged_ = false;
-  TokenBucket metrics_rate_{kMetricsPerSecond, kMetricsBurst};
   uint32_t slot_ = 0;
-  int64_t started_wall_ms_ = 0;
-  uint64_t started_mono_ms_ = 0;
-  uint64_t start_ticks_ = 0;
-  std::string attach_address_;
   common::CpuSet cpus_;
-  std::unique_ptr<ipc::Endpoint> endpoint_;
-  FdWatch exit_watch_;
-  LoopTimer timer_;
-
   WorkerLaunch launch_;      // spawned: what to send; attached: the instance name
   SlotListeners listeners_;  // spawned: handed over with `listeners`
   AttachedState attached_;   // attached: what it said
   std::string recorded_digest_;
-  std::unique_ptr<WorkerLog> log_;  // its stdout and stderr (worker_log.h)
+  PeerProcess peer_;  // last: its hooks use the members above
 };
 
 }  // namespace scalws::controller

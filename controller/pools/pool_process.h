@@ -22,7 +22,9 @@
 // php-fpm keeps serving the sites that outlive the controller, and the next controller
 // adopts it.
 //
-// Callbacks and Done fire on the loop thread, never from inside the call that was made.
+// The life cycle itself (readiness, backoff, stop, adoption) is supervised_child.h's; this
+// adds what is php-fpm's. Callbacks and Done fire on the loop thread, never from inside the
+// call that was made.
 #pragma once
 
 #include <sys/types.h>
@@ -30,15 +32,12 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "common/status.h"
-#include "common/unique_fd.h"
 #include "controller/fifo_log.h"
-#include "controller/loop_handles.h"
 #include "controller/restart_policy.h"
+#include "controller/supervised_child.h"
 #include "ipc/message.h"
 
 namespace scalws::controller {
@@ -56,8 +55,8 @@ struct PoolPaths {
 
 class PoolProcess {
  public:
-  enum class State { kStopped, kStarting, kRunning, kBackoff, kStopping };
-  using Done = std::function<void(const common::Status&)>;
+  using State = SupervisedChild::State;  // never kFailed: a pool restarts for ever
+  using Done = SupervisedChild::Done;
 
   struct Hooks {
     // Called before every spawn: writes php-fpm.conf from the DB as it is now.
@@ -80,58 +79,28 @@ class PoolProcess {
   // else starts one; `first` gets the first attempt's outcome (supervision goes on either
   // way).
   void supervise(Done first);
-  void stop(Done done);
+  void stop(Done done) { child_.stop(std::move(done)); }
   void leave();
 
-  State state() const { return state_; }
-  std::string_view stateName() const;
-  pid_t pid() const { return pid_; }
+  State state() const { return child_.state(); }
+  std::string_view stateName() const { return child_.stateName(); }
+  pid_t pid() const { return child_.pid(); }
   const PoolPaths& paths() const { return paths_; }
-  // {state, pid, restarts, last_exit, started_ms, adopted}
+  // {state, pid, restarts, last_exit, started_ms, adopted, restart_in_ms (in backoff)}
   ipc::Json status() const;
 
   // The master whose pid file and process title match `paths`, if it runs; 0 otherwise.
   static pid_t findOurMaster(const PoolPaths& paths);
 
  private:
-  void spawn();
-  bool adopt();
-  void watch();
-  void onExit();
-  void onTick();
-  void failAttempt(const std::string& why);
-  void scheduleRestart(const std::string& why, uint64_t uptime_ms);
-  void becameRunning();
-  void arm(uint64_t ms, uint64_t repeat, void (*fire)(PoolProcess&));
-  void disarm();
-  void finishStop();
-  void later(std::function<void()> fn);
-  std::string logTail() const;
+  common::Result<pid_t> launch();
 
-  uv_loop_t* loop_;
   std::string name_;
   PoolPaths paths_;
   std::string php_fpm_;
-  RestartPolicy policy_;
-  Hooks hooks_;
+  std::function<common::Status()> prepare_;
   FifoLog log_;
-  State state_ = State::kStopped;
-  bool supervised_ = false;
-  pid_t pid_ = 0;
-  bool is_child_ = false;
-  bool adopted_ = false;
-  common::UniqueFd pidfd_;
-  FdWatch exit_watch_{loop_};  // the pidfd
-  LoopTimer timer_{loop_};
-  uint64_t deadline_ms_ = 0;
-  uint64_t started_mono_ms_ = 0;
-  int64_t started_ms_ = 0;
-  uint32_t restarts_ = 0;
-  std::string last_exit_;
-  std::string start_problem_;  // why the current start was given up (readiness timeout)
-  Done ready_;
-  std::vector<Done> stop_done_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  SupervisedChild child_;  // last: its hooks use the members above
 };
 
 }  // namespace scalws::controller

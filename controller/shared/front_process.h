@@ -5,7 +5,8 @@
 //   attached: connect to its attach socket -> front.hello {attached, ...}
 // and later front.route / front.unroute / front.stop. Like WorkerProcess it watches the
 // process through a pidfd, and its stdout and stderr reach the controller's log prefixed
-// ("front ADDRESS pid PID: "), escaped and rate-limited (worker_log.h).
+// ("front ADDRESS pid PID: "), escaped and rate-limited (worker_log.h): what the two share
+// is peer_process.h.
 //
 // Nothing a front says is taken on trust: an attached front's listener and channels are
 // copied from its descriptor table (pidfd_getfd) by the numbers it reports and then
@@ -28,10 +29,8 @@
 
 #include "common/status.h"
 #include "common/unique_fd.h"
-#include "controller/instances/worker_log.h"
-#include "controller/loop_handles.h"
+#include "controller/peer_process.h"
 #include "controller/state/records.h"
-#include "controller/token_bucket.h"
 #include "ipc/endpoint.h"
 #include "ipc/front_messages.h"
 #include "ipc/handler_table.h"
@@ -40,7 +39,7 @@ namespace scalws::controller {
 
 class FrontProcess {
  public:
-  enum class State { kAttaching, kStarting, kReady, kStopping, kExited };
+  using State = PeerProcess::State;
 
   struct Callbacks {
     std::function<void(FrontProcess&, const common::Status&)> on_ready;
@@ -74,75 +73,53 @@ class FrontProcess {
              std::function<void(const common::Status&)> done);
   void unroute(const std::string& instance, std::function<void(const common::Status&)> done);
   // Graceful stop over the channel (SIGTERM without one); SIGKILL after kill_after_ms.
-  void stop(uint64_t kill_after_ms);
-  void kill();
+  void stop(uint64_t kill_after_ms) { peer_.stop(kill_after_ms); }
+  void kill() { peer_.kill(); }
   // Lets go: the front keeps accepting and waits for the next controller.
-  void detach();
+  void detach() { peer_.detach(); }
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return peer_.pid(); }
   uint32_t slot() const { return settings_.slot; }
-  State state() const { return state_; }
-  std::string_view stateName() const;
-  bool ready() const { return state_ == State::kReady; }
-  bool isChild() const { return is_child_; }
-  int64_t startedMs() const { return started_wall_ms_; }
-  uint64_t startedMonoMs() const { return started_mono_ms_; }
-  uint64_t startTicks() const { return start_ticks_; }
-  const std::string& attachAddress() const { return attach_address_; }
+  State state() const { return peer_.state(); }
+  std::string_view stateName() const { return peer_.stateName(); }
+  bool ready() const { return state() == State::kReady; }
+  bool isChild() const { return peer_.isChild(); }
+  int64_t startedMs() const { return peer_.startedMs(); }
+  uint64_t startedMonoMs() const { return peer_.startedMonoMs(); }
+  uint64_t startTicks() const { return peer_.startTicks(); }
+  const std::string& attachAddress() const { return peer_.attachAddress(); }
   const std::string& address() const { return address_; }
   // Spawned: what it was told; attached: what it says it was told.
   const ipc::FrontSettings& settings() const { return settings_; }
-  const std::optional<ipc::SandboxSummary>& sandbox() const { return sandbox_; }
+  const std::optional<ipc::SandboxSummary>& sandbox() const { return peer_.sandbox(); }
   // Attached: copies of its listening socket and channel ends (invalid/empty when they
   // could not be taken).
   common::UniqueFd takeAttachedListener() { return std::move(attached_listener_); }
   std::vector<common::UniqueFd> takeAttachedChannels() { return std::move(attached_channels_); }
 
  private:
-  FrontProcess(uv_loop_t* loop, pid_t pid, common::UniqueFd pidfd, std::string address,
-               Callbacks callbacks);
+  FrontProcess(uv_loop_t* loop, pid_t pid, common::UniqueFd pidfd, bool attaching,
+               std::string address, Callbacks callbacks);
 
-  common::Status watchExit();
-  common::Status openEndpoint(common::UniqueFd channel, bool attached);
+  static ipc::EndpointOptions endpointOptions();
   void onSpawnHello(ipc::Incoming& request, ipc::Replier replier);
   void onReady(ipc::Incoming& request, ipc::Replier replier);
   void onAttachHello(ipc::Incoming& request, ipc::Replier replier);
   void onMetrics(ipc::Incoming& request, ipc::Replier replier);
   void sendConfig();
-  void failStart(const std::string& reason);
-  void reportReady(const common::Status& status);
-  void onProcessExit();
-  void readLog(common::UniqueFd read_end);
-  void handOverLog();
   void failLater(std::function<void(const common::Status&)> done, const std::string& why);
 
   static const ipc::OpHandler<FrontProcess> kSpawnHandlers[];
   static const ipc::OpHandler<FrontProcess> kAttachHandlers[];
 
   uv_loop_t* loop_;
-  pid_t pid_;
-  common::UniqueFd pidfd_;
   std::string address_;
   Callbacks callbacks_;
-  State state_ = State::kStarting;
-  bool is_child_ = false;
-  bool ready_reported_ = false;
-  bool exit_reported_ = false;
-  bool bad_metrics_logged_ = false;
-  TokenBucket metrics_rate_{4, 10};
-  int64_t started_wall_ms_ = 0;
-  uint64_t started_mono_ms_ = 0;
-  uint64_t start_ticks_ = 0;
-  std::string attach_address_;
   ipc::FrontSettings settings_;
   common::UniqueFd listener_;  // spawned: handed over with front.config
-  std::optional<ipc::SandboxSummary> sandbox_;
   common::UniqueFd attached_listener_;
   std::vector<common::UniqueFd> attached_channels_;
-  std::unique_ptr<ipc::Endpoint> endpoint_;
-  FdWatch exit_watch_;
-  LoopTimer timer_;
-  std::unique_ptr<WorkerLog> log_;
+  PeerProcess peer_;  // last: its hooks use the members above
 };
 
 }  // namespace scalws::controller
