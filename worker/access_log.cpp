@@ -73,12 +73,15 @@ void AccessLog::appendPeer(const Request& r) {
   buffer_.append(text);
 }
 
-void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes) {
+void AccessLog::appendNumber(uint64_t n) {
   char num[24];
+  buffer_.append(num, formatDecimal(n, num));
+}
+
+void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes) {
   appendPeer(r);
-  buffer_.append(" - ");
   // The user a route's auth let in (nginx's $remote_user).
-  appendEscaped(r.remote_user.empty() ? "-" : r.remote_user, false);
+  appendField(" - ", r.remote_user.empty() ? "-" : r.remote_user, false);
   buffer_.append(" [");
   buffer_.append(time_local_);
   buffer_.append("] \"");
@@ -92,21 +95,18 @@ void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes
     buffer_.append(httpVersionName(r.version));
   }
   buffer_.append("\" ");
-  buffer_.append(num, formatDecimal(status, num));
+  appendNumber(status);
   buffer_.push_back(' ');
-  buffer_.append(num, formatDecimal(bytes, num));
-  buffer_.append(" \"");
+  appendNumber(bytes);
   std::string_view referer = r.header("referer");
-  appendEscaped(referer.empty() ? "-" : referer, false);
-  buffer_.append("\" \"");
+  appendField(" \"", referer.empty() ? "-" : referer, false);
   std::string_view agent = r.header("user-agent");
-  appendEscaped(agent.empty() ? "-" : agent, false);
+  appendField("\" \"", agent.empty() ? "-" : agent, false);
   buffer_.push_back('"');
   if (!r.upstream_address.empty()) {
     // After the combined fields, so tools that read those still do (nginx's
     // $upstream_addr and $upstream_response_time, in seconds with milliseconds).
-    buffer_.append(" upstream=");
-    appendEscaped(r.upstream_address, false);
+    appendField(" upstream=", r.upstream_address, false);
     char seconds[32];
     int n = std::snprintf(seconds, sizeof(seconds), " upstream_time=%llu.%03llu",
                           static_cast<unsigned long long>(r.upstream_us / 1'000'000),
@@ -118,46 +118,37 @@ void AccessLog::appendCombined(const Request& r, uint16_t status, uint64_t bytes
 
 void AccessLog::appendJson(const Request& r, uint16_t status, uint64_t bytes,
                            const Handler* handler) {
-  char num[24];
   buffer_.append("{\"time\":\"");
   buffer_.append(time_iso_);
   buffer_.append("\",\"remote\":\"");
   appendPeer(r);
-  buffer_.append("\",\"host\":\"");
-  appendEscaped(r.host, true);
-  buffer_.append("\",\"method\":\"");
-  appendEscaped(r.method_name, true);
-  buffer_.append("\",\"uri\":\"");
-  appendEscaped(r.target, true);
+  appendField("\",\"host\":\"", r.host, true);
+  appendField("\",\"method\":\"", r.method_name, true);
+  appendField("\",\"uri\":\"", r.target, true);
   buffer_.append("\",\"protocol\":\"");
   buffer_.append(httpVersionName(r.version));
   buffer_.append("\",\"status\":");
-  buffer_.append(num, formatDecimal(status, num));
+  appendNumber(status);
   buffer_.append(",\"bytes\":");
-  buffer_.append(num, formatDecimal(bytes, num));
+  appendNumber(bytes);
   buffer_.append(",\"duration_us\":");
   uint64_t now = uv_hrtime();
-  uint64_t us = r.start_ns != 0 && now > r.start_ns ? (now - r.start_ns) / 1000 : 0;
-  buffer_.append(num, formatDecimal(us, num));
+  appendNumber(r.start_ns != 0 && now > r.start_ns ? (now - r.start_ns) / 1000 : 0);
   buffer_.append(",\"action\":\"");
   buffer_.append(handler != nullptr ? handler->actionName() : std::string_view("error"));
   buffer_.append("\",\"request_id\":");
-  buffer_.append(num, formatDecimal(r.id, num));
-  buffer_.append(",\"referer\":\"");
-  appendEscaped(r.header("referer"), true);
-  buffer_.append("\",\"user_agent\":\"");
-  appendEscaped(r.header("user-agent"), true);
+  appendNumber(r.id);
+  appendField(",\"referer\":\"", r.header("referer"), true);
+  appendField("\",\"user_agent\":\"", r.header("user-agent"), true);
   buffer_.push_back('"');
   if (!r.remote_user.empty()) {
-    buffer_.append(",\"remote_user\":\"");
-    appendEscaped(r.remote_user, true);
+    appendField(",\"remote_user\":\"", r.remote_user, true);
     buffer_.push_back('"');
   }
   if (!r.upstream_address.empty()) {
-    buffer_.append(",\"upstream\":\"");
-    appendEscaped(r.upstream_address, true);
+    appendField(",\"upstream\":\"", r.upstream_address, true);
     buffer_.append("\",\"upstream_time_us\":");
-    buffer_.append(num, formatDecimal(r.upstream_us, num));
+    appendNumber(r.upstream_us);
   }
   buffer_.append("}\n");
 }

@@ -31,6 +31,12 @@ class AccessLog {
   void appendJson(const Request& request, uint16_t status, uint64_t body_bytes,
                   const Handler* handler);
   void appendEscaped(std::string_view s, bool json);
+  // `before` as it is, then `value` escaped: one field of either format.
+  void appendField(std::string_view before, std::string_view value, bool json) {
+    buffer_.append(before);
+    appendEscaped(value, json);
+  }
+  void appendNumber(uint64_t n);
   void appendPeer(const Request& request);
   void refreshTime();
 

@@ -1,6 +1,7 @@
 // A header as views, and the ASCII helpers every codec needs.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace scalws::worker {
@@ -14,6 +15,8 @@ inline char asciiLower(char c) {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
 }
 
+// `s` with ASCII letters lower-cased (names and hosts compare that way; nothing else changes).
+std::string asciiLowerCopy(std::string_view s);
 bool equalsIgnoreCase(std::string_view a, std::string_view b);
 // True when `list` (a comma-separated header value) holds `token`, case-insensitively.
 bool headerListContains(std::string_view list, std::string_view token);

@@ -234,12 +234,8 @@ void Connection::onReadable() {
     flushOutput();
     return;
   }
-  ssize_t n = transport_->read(read_buf_.get() + read_len_, read_cap_ - read_len_);
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    close();
-    return;
-  }
+  ssize_t n = readIntoBuffer();
+  if (n < 0) return;
   if (n == 0) {
     // The client finished sending (half-close). What it sent before is still answered:
     // a response in progress, and pipelined requests already in the buffer.
@@ -253,8 +249,6 @@ void Connection::onReadable() {
     updatePoll();
     return;
   }
-  read_len_ += static_cast<size_t>(n);
-  loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
   if (state_ == State::kIdle) {
     moveTo(State::kReadingHead);
     if (requests_served_ > 0) armTimer(Timer::kHeader);
@@ -262,6 +256,17 @@ void Connection::onReadable() {
     armTimer(Timer::kBody);
   }
   process();
+}
+
+ssize_t Connection::readIntoBuffer() {
+  ssize_t n = transport_->read(read_buf_.get() + read_len_, read_cap_ - read_len_);
+  if (n < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK) close();
+    return -1;
+  }
+  read_len_ += static_cast<size_t>(n);
+  loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
+  return n;
 }
 
 void Connection::readTunnel() {
@@ -273,20 +278,14 @@ void Connection::readTunnel() {
     close();
     return;
   }
-  ssize_t n = transport_->read(read_buf_.get() + read_len_, read_cap_ - read_len_);
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    close();
-    return;
-  }
+  ssize_t n = readIntoBuffer();
+  if (n < 0) return;
   if (n == 0) {
     read_eof_ = true;  // the client stopped sending: the handler hears, the tunnel stays
     deliverBodyEnd();
     if (state_ != State::kClosed) updatePoll();
     return;
   }
-  loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
-  read_len_ += static_cast<size_t>(n);
   deliverTunnelBytes();
   if (state_ != State::kClosed) updatePoll();
 }

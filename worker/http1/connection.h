@@ -109,6 +109,9 @@ class Connection final : public SocketConnection<Connection>,
   void armTimer(Timer timer);
   bool ensureReadSpace();
   void releaseReadBuffer();
+  // One read into the buffer's free room. Above 0: the bytes, appended and counted; 0:
+  // the client finished sending; below 0: nothing to read now, or an error closed us.
+  ssize_t readIntoBuffer();
   bool shouldRead() const;
   void adoptCurrentSnapshot();
   void moveTo(State next);

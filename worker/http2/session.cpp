@@ -77,7 +77,7 @@ Session::Session(SessionOwner& owner, const SessionSettings& settings, common::D
 Session::~Session() {
   // Header buffers the streams still hold belong to the session's allocator: give them
   // back before it goes.
-  for (auto& s : streams_) s->recycle();
+  streams_.recycleAll();
   if (session_ != nullptr) nghttp2_session_del(session_);
 }
 
@@ -86,24 +86,13 @@ Stream* Session::streamFor(int32_t id) const {
 }
 
 Stream* Session::acquire(int32_t id) {
-  Stream* s;
-  if (!free_.empty()) {
-    s = free_.back();
-    free_.pop_back();
-  } else {
-    streams_.push_back(std::make_unique<Stream>(*this));
-    s = streams_.back().get();
-  }
+  Stream* s = streams_.take(*this);
   s->start(id);
-  active_.pushFront(s);
   return s;
 }
 
 void Session::collect() {
-  while (Stream* s = closed_.popFront()) {
-    s->recycle();
-    free_.push_back(s);
-  }
+  streams_.collect();
 }
 
 bool Session::receive(const char* data, size_t len, uint64_t now_ms) {
@@ -227,7 +216,7 @@ bool Session::overFlood(bool allowed) {
 }
 
 bool Session::hasBlockedData() const {
-  for (Stream* s = active_.front(); s != nullptr; s = StreamList<Stream>::next(s)) {
+  for (Stream* s = streams_.active().front(); s != nullptr; s = StreamList<Stream>::next(s)) {
     if (s->data_ != Stream::DataState::kNone && (!s->body_.empty() || s->responseFinished())) {
       return true;
     }
@@ -236,7 +225,7 @@ bool Session::hasBlockedData() const {
 }
 
 bool Session::awaitsRequestBody() const {
-  for (Stream* s = active_.front(); s != nullptr; s = StreamList<Stream>::next(s)) {
+  for (Stream* s = streams_.active().front(); s != nullptr; s = StreamList<Stream>::next(s)) {
     // A paused body is held back by us, not by the client: no body timeout for it; nor
     // for a tunnel, whose client may stay quiet as long as its handler allows.
     if (s->request_state_ == Stream::RequestState::kBody && !s->tunnelled()) return true;
@@ -245,7 +234,8 @@ bool Session::awaitsRequestBody() const {
 }
 
 void Session::abortAll() {
-  for (Stream* s = active_.front(); s != nullptr; s = StreamList<Stream>::next(s)) s->close();
+  for (Stream* s = streams_.active().front(); s != nullptr; s = StreamList<Stream>::next(s))
+    s->close();
 }
 
 void Session::consume(int32_t stream_id, uint64_t n) {
@@ -448,8 +438,7 @@ int Session::onStreamClose(nghttp2_session*, int32_t stream_id, uint32_t error_c
   (void)error_code;
   // A reset before our response ended: the handler learns it before the request goes.
   stream->close();
-  s.active_.remove(stream);
-  s.closed_.pushFront(stream);
+  s.streams_.retire(stream);
   s.owner_.onStreamClosed(*stream);
   return 0;
 }

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "common/http_date.h"
-#include "worker/http/stream_list.h"
 #include "worker/http/stream_owner.h"
+#include "worker/http/stream_pool.h"
 #include "worker/http2/flood_guard.h"
 #include "worker/http2/frame_checker.h"
 #include "worker/http2/stream.h"
@@ -78,7 +78,7 @@ class Session {
   // Immediate end: GOAWAY with `error_code` (RFC 9113 §7).
   void terminate(uint32_t error_code);
 
-  size_t activeStreams() const { return active_.size(); }
+  size_t activeStreams() const { return streams_.active().size(); }
   // A response has bytes queued that the peer's flow-control window holds back.
   bool hasBlockedData() const;
   // A routed request whose body has not fully arrived.
@@ -98,6 +98,7 @@ class Session {
   nghttp2_session* raw() { return session_; }
   void streamOutputChanged();
   void streamFinished(Stream& stream);
+  void streamBodyTooLarge(Stream& stream) { owner_.onBodyTooLarge(stream); }
   // Request body bytes of `stream_id` taken: their window may reopen.
   void consume(int32_t stream_id, uint64_t n);
 
@@ -144,10 +145,7 @@ class Session {
   uint32_t goaway_error_ = 0;
   uint64_t data_bytes_sent_ = 0;
 
-  std::vector<std::unique_ptr<Stream>> streams_;  // every stream object this session made
-  std::vector<Stream*> free_;
-  StreamList<Stream> active_;
-  StreamList<Stream> closed_;
+  StreamPool<Stream> streams_;
   std::vector<Stream*> writable_;  // streams whose queue drained during send()
 };
 

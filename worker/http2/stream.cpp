@@ -5,46 +5,23 @@
 
 namespace scalws::worker::http2 {
 
-Stream::Stream(Session& session)
-    : MultiplexedStream(1024), session_(session), body_(session.pool_) {
-  held_.reserve(32);
-  nva_.reserve(12);
-}
+Stream::Stream(Session& session) : CodecStream(session, session.pool_) {}
 
 void Stream::start(int32_t id) {
   id_ = id;
 }
 
 void Stream::recycle() {
-  for (nghttp2_rcbuf* b : held_) nghttp2_rcbuf_decref(b);
-  held_.clear();
-  body_.clear();
-  reset();
-  request_.resetForReuse();
-  resetRequestSide();
-  nva_.clear();
-  pseudo_ = {};
+  recycleShared();
   alt_svc = {};
-  id_ = 0;
 }
 
 void Stream::addHeader(nghttp2_rcbuf* name_buf, nghttp2_rcbuf* value_buf) {
-  nghttp2_vec n = nghttp2_rcbuf_get_buf(name_buf);
-  nghttp2_vec v = nghttp2_rcbuf_get_buf(value_buf);
-  std::string_view name(reinterpret_cast<const char*>(n.base), n.len);
-  std::string_view value(reinterpret_cast<const char*>(v.base), v.len);
-  // RFC 9113 §6.5.2: the size of a field is its name, its value and 32 bytes.
   const SessionSettings& limits = session_.settings_;
-  if (!countField(name.size() + value.size() + 32, limits.max_header_list, limits.max_headers)) {
-    return;
-  }
-  // Static-table names are not reference counted; everything else is kept alive here.
-  if (!nghttp2_rcbuf_is_static(name_buf)) {
-    nghttp2_rcbuf_incref(name_buf);
-    held_.push_back(name_buf);
-  }
-  nghttp2_rcbuf_incref(value_buf);
-  held_.push_back(value_buf);
+  Field f = takeField(name_buf, value_buf, limits.max_header_list, limits.max_headers);
+  if (!f.keep) return;
+  const std::string_view name = f.name;
+  const std::string_view value = f.value;
   if (!name.empty() && name.front() == ':') {
     // nghttp2 has checked the pseudo-header set (RFC 9113 §8.3.1): each at most once,
     // before the regular fields, only request ones.
@@ -62,20 +39,8 @@ void Stream::addHeader(nghttp2_rcbuf* name_buf, nghttp2_rcbuf* value_buf) {
   addField(name, value);
 }
 
-void Stream::finishHead(bool end_stream) {
-  MultiplexedStream::finishHead(HttpVersion::kHttp2, pseudo_, end_stream);
-}
-
 void Stream::reopenWindow(uint64_t n) noexcept {
   session_.consume(id_, n);
-}
-
-void Stream::outputChanged() noexcept {
-  session_.streamOutputChanged();
-}
-
-void Stream::bodyTooLarge() noexcept {
-  session_.owner_.onBodyTooLarge(*this);
 }
 
 void Stream::close() noexcept {
@@ -97,19 +62,8 @@ void Stream::onExpectContinue(bool will_read) noexcept {
   nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, id_, nullptr, kContinue, 1, nullptr);
 }
 
-void Stream::setNva(std::span<const HeaderField> fields) {
-  nva_.clear();
-  for (const HeaderField& f : fields) {
-    nva_.push_back(nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(f.name.data())),
-                              reinterpret_cast<uint8_t*>(const_cast<char*>(f.value.data())),
-                              f.name.size(), f.value.size(),
-                              NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
-  }
-}
-
 void Stream::sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
-  if (closed() || responseState() != ResponseState::kNone || status < 102 || status > 199) return;
-  setNva(interimFields(status, headers));
+  if (!interimNva(status, headers)) return;
   // RFC 9113 §8.1: a HEADERS frame without END_STREAM carrying a 1xx status.
   nghttp2_submit_headers(session_.raw(), NGHTTP2_FLAG_NONE, id_, nullptr, nva_.data(), nva_.size(),
                          nullptr);
@@ -124,10 +78,7 @@ void Stream::sendHead(const ResponseHead& head) noexcept {
   if (!beginResponse(code)) return;
   setNva(responseFields(code, head.headers, head.content_length, session_.date().value()));
   if (!alt_svc.empty()) {
-    nva_.push_back(nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>("alt-svc")),
-                              reinterpret_cast<uint8_t*>(const_cast<char*>(alt_svc.data())), 7,
-                              alt_svc.size(),
-                              NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
+    addNv("alt-svc", alt_svc);
   }
   bool ends_here = startData(head, code);
   nghttp2_data_provider provider;
@@ -149,14 +100,6 @@ void Stream::queueBody(std::string_view data, BodyLifetime lifetime) noexcept {
   } else {
     body_.append(data);
   }
-}
-
-void Stream::queueFile(const FileSlice& file) noexcept {
-  body_.appendFile(file);
-}
-
-void Stream::responseEnded() noexcept {
-  session_.streamFinished(*this);
 }
 
 }  // namespace scalws::worker::http2

@@ -18,21 +18,31 @@
 
 #include <cstdint>
 #include <string_view>
-#include <vector>
 
-#include "worker/http/multiplexed_stream.h"
-#include "worker/http/stream_list.h"
+#include "worker/http/codec_stream.h"
+#include "worker/http/stream_pool.h"
 #include "worker/net/byte_queue.h"
 
 namespace scalws::worker::http2 {
 
 class Session;
+class Stream;
 
-class Stream final : public MultiplexedStream {
+// HTTP/2's side of CodecStream: nghttp2's buffers, a ByteQueue for the body.
+struct Codec : RcbufCalls<nghttp2_rcbuf, nghttp2_nv, &nghttp2_rcbuf_get_buf,
+                          &nghttp2_rcbuf_is_static, &nghttp2_rcbuf_incref, &nghttp2_rcbuf_decref,
+                          NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE> {
+  using Session = http2::Session;
+  using Stream = http2::Stream;
+  using Body = ByteQueue;
+  using StreamId = int32_t;
+  static constexpr StreamId kNoId = 0;
+  static constexpr HttpVersion kVersion = HttpVersion::kHttp2;
+};
+
+class Stream final : public CodecStream<Codec> {
  public:
   explicit Stream(Session& session);
-
-  int32_t id() const { return id_; }
 
   // Set by the owner when the request arrives, beside `snapshot`.
   std::string_view alt_svc;  // "" for none (no HTTP/3 on this port); as `snapshot`
@@ -45,43 +55,23 @@ class Stream final : public MultiplexedStream {
   bool tunnelled() const { return !request_.upgrade.empty() && responseStarted(); }
 
  private:
-  friend class Session;
-  friend class StreamList<Stream>;
+  friend class http2::Session;
+  friend class StreamPool<Stream>;
 
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
   // MultiplexedStream
   void reopenWindow(uint64_t n) noexcept override;
-  void outputChanged() noexcept override;
-  void bodyTooLarge() noexcept override;
-  bool open() const noexcept override { return !closed(); }
   void queueBody(std::string_view data, BodyLifetime lifetime) noexcept override;
-  void queueFile(const FileSlice& file) noexcept override;
   void resumeCodec() noexcept override;
-  void responseEnded() noexcept override;
   // The stream is over for us (closed by nghttp2, or the connection dies).
   void close() noexcept;
-  bool closed() const { return responseState() == ResponseState::kDead; }
 
   void start(int32_t id);
   void recycle();
   // Request head, from nghttp2's header callbacks. The fields stay in nghttp2's reference-
   // counted buffers (held until the stream is recycled) instead of being copied.
   void addHeader(nghttp2_rcbuf* name, nghttp2_rcbuf* value);
-  void finishHead(bool end_stream);
-  // The codec's array for `fields` (views into the arena: nghttp2 need not copy them).
-  void setNva(std::span<const HeaderField> fields);
-
-  Session& session_;
-  int32_t id_ = 0;
-  std::vector<nghttp2_rcbuf*> held_;  // buffers the request's views point into
-  PseudoHeaders pseudo_;
-
-  ByteQueue body_;
-  std::vector<nghttp2_nv> nva_;
-
-  Stream* prev_ = nullptr;  // the session's active or closed list
-  Stream* next_ = nullptr;
 };
 
 }  // namespace scalws::worker::http2

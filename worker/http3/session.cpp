@@ -99,7 +99,7 @@ Session::Session(SessionOwner& owner, quic::Connection& transport, const Session
 Session::~Session() {
   // Header buffers the streams still hold came from nghttp3's allocator: give them back
   // before the connection goes.
-  for (auto& s : streams_) s->recycle();
+  streams_.recycleAll();
   if (conn_ != nullptr) nghttp3_conn_del(conn_);
 }
 
@@ -140,35 +140,23 @@ bool Session::onSendKeysReady() noexcept {
 }
 
 Stream* Session::acquire(int64_t id) {
-  Stream* s;
-  if (!free_.empty()) {
-    s = free_.back();
-    free_.pop_back();
-  } else {
-    streams_.push_back(std::make_unique<Stream>(*this));
-    s = streams_.back().get();
-  }
+  Stream* s = streams_.take(*this);
   s->start(id, in_early_data_);
-  active_.pushFront(s);
   return s;
 }
 
 void Session::onHttpStreamClose(Stream& stream) {
   stream.close();
   owner_.onStreamClosed(stream);
-  active_.remove(&stream);
-  closed_.pushFront(&stream);
+  streams_.retire(&stream);
 }
 
 void Session::collect() {
-  while (Stream* s = closed_.popFront()) {
-    s->recycle();
-    free_.push_back(s);
-  }
+  streams_.collect();
 }
 
 void Session::abortAll() {
-  for (Stream* s = active_.front(); s != nullptr; s = StreamList<Stream>::next(s)) {
+  for (Stream* s = streams_.active().front(); s != nullptr; s = StreamList<Stream>::next(s)) {
     s->close();
     transport_.noteStreamLosses(s->id());
   }

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "common/http_date.h"
-#include "worker/http/stream_list.h"
 #include "worker/http/stream_owner.h"
+#include "worker/http/stream_pool.h"
 #include "worker/http2/flood_guard.h"
 #include "worker/http3/stream.h"
 #include "worker/net/buffer_pool.h"
@@ -61,7 +61,7 @@ class Session final : public quic::Application {
   void shutdown();
   bool goingAway() const { return going_away_; }
   bool started() const { return conn_ != nullptr; }
-  size_t activeStreams() const { return active_.size(); }
+  size_t activeStreams() const { return streams_.active().size(); }
   // The connection dies: every stream still answering gets InFlight::abort(), and the
   // losses of streams still open are counted.
   void abortAll();
@@ -76,6 +76,7 @@ class Session final : public quic::Application {
   quic::Connection& transport() { return transport_; }
   void streamOutputChanged();
   void streamFinished(Stream& stream);
+  void streamBodyTooLarge(Stream& stream) { owner_.onBodyTooLarge(stream); }
   // How nghttp3 reads a response body: from the stream's BodyBuffer.
   static const nghttp3_data_reader* bodyReader();
 
@@ -116,10 +117,7 @@ class Session final : public quic::Application {
   bool going_away_ = false;
   bool in_early_data_ = false;  // the bytes being read came in 0-RTT
 
-  std::vector<std::unique_ptr<Stream>> streams_;  // every stream object this session made
-  std::vector<Stream*> free_;
-  StreamList<Stream> active_;
-  StreamList<Stream> closed_;
+  StreamPool<Stream> streams_;
 };
 
 }  // namespace scalws::worker::http3

@@ -6,22 +6,13 @@
 namespace scalws::worker::http3 {
 namespace {
 
-std::string_view viewOf(nghttp3_rcbuf* buf) {
-  nghttp3_vec v = nghttp3_rcbuf_get_buf(buf);
-  return std::string_view(reinterpret_cast<const char*>(v.base), v.len);
-}
-
 // A stream's response body waiting for acknowledgements wakes a paused producer once this
 // little is left unacknowledged.
 constexpr uint64_t kWritableBelow = 64 * 1024;
 
 }  // namespace
 
-Stream::Stream(Session& session)
-    : MultiplexedStream(1024), session_(session), body_(session.buffers()) {
-  held_.reserve(32);
-  nva_.reserve(12);
-}
+Stream::Stream(Session& session) : CodecStream(session, session.buffers()) {}
 
 void Stream::start(int64_t id, bool early) {
   id_ = id;
@@ -29,32 +20,16 @@ void Stream::start(int64_t id, bool early) {
 }
 
 void Stream::recycle() {
-  for (nghttp3_rcbuf* b : held_) nghttp3_rcbuf_decref(b);
-  held_.clear();
-  body_.clear();
-  reset();
-  request_.resetForReuse();
-  resetRequestSide();
-  nva_.clear();
-  pseudo_ = {};
+  recycleShared();
   early_ = false;
-  id_ = -1;
 }
 
 void Stream::addHeader(int32_t token, nghttp3_rcbuf* name_buf, nghttp3_rcbuf* value_buf) {
-  std::string_view name = viewOf(name_buf);
-  std::string_view value = viewOf(value_buf);
-  // RFC 9114 §4.2.2: a field's size is its name, its value and 32 bytes.
   const SessionSettings& limits = session_.settings();
-  if (!countField(name.size() + value.size() + 32, limits.max_field_section, limits.max_headers)) {
-    return;
-  }
-  if (!nghttp3_rcbuf_is_static(name_buf)) {
-    nghttp3_rcbuf_incref(name_buf);
-    held_.push_back(name_buf);
-  }
-  nghttp3_rcbuf_incref(value_buf);
-  held_.push_back(value_buf);
+  Field f = takeField(name_buf, value_buf, limits.max_field_section, limits.max_headers);
+  if (!f.keep) return;
+  const std::string_view name = f.name;
+  const std::string_view value = f.value;
   // nghttp3 has checked the pseudo-header set (RFC 9114 §4.3.1): each at most once, before
   // the regular fields, only request ones, names lower-case.
   switch (token) {
@@ -74,20 +49,8 @@ void Stream::addHeader(int32_t token, nghttp3_rcbuf* name_buf, nghttp3_rcbuf* va
   addField(name, value);
 }
 
-void Stream::finishHead(bool end_stream) {
-  MultiplexedStream::finishHead(HttpVersion::kHttp3, pseudo_, end_stream);
-}
-
 void Stream::reopenWindow(uint64_t n) noexcept {
   session_.transport().consumed(id_, n);
-}
-
-void Stream::outputChanged() noexcept {
-  session_.streamOutputChanged();
-}
-
-void Stream::bodyTooLarge() noexcept {
-  session_.owner_.onBodyTooLarge(*this);
 }
 
 void Stream::close() noexcept {
@@ -111,19 +74,8 @@ void Stream::onExpectContinue(bool will_read) noexcept {
   nghttp3_conn_submit_info(session_.raw(), id_, &nv, 1);
 }
 
-void Stream::setNva(std::span<const HeaderField> fields) {
-  nva_.clear();
-  for (const HeaderField& f : fields) {
-    nva_.push_back(nghttp3_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(f.name.data())),
-                              reinterpret_cast<uint8_t*>(const_cast<char*>(f.value.data())),
-                              f.name.size(), f.value.size(),
-                              NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE});
-  }
-}
-
 void Stream::sendInterim(uint16_t status, std::span<const HeaderField> headers) noexcept {
-  if (closed() || responseState() != ResponseState::kNone || status < 102 || status > 199) return;
-  setNva(interimFields(status, headers));
+  if (!interimNva(status, headers)) return;
   // RFC 9114 §4.1: interim responses are HEADERS frames before the final one.
   if (nghttp3_conn_submit_info(session_.raw(), id_, nva_.data(), nva_.size()) != 0) return;
   nva_.clear();
@@ -152,14 +104,6 @@ void Stream::queueBody(std::string_view data, BodyLifetime lifetime) noexcept {
   } else {
     body_.append(data);
   }
-}
-
-void Stream::queueFile(const FileSlice& file) noexcept {
-  body_.appendFile(file);
-}
-
-void Stream::responseEnded() noexcept {
-  session_.streamFinished(*this);
 }
 
 void Stream::abortResponse() noexcept {

@@ -20,21 +20,31 @@
 
 #include <cstdint>
 #include <string_view>
-#include <vector>
 
-#include "worker/http/multiplexed_stream.h"
-#include "worker/http/stream_list.h"
+#include "worker/http/codec_stream.h"
+#include "worker/http/stream_pool.h"
 #include "worker/http3/body_buffer.h"
 
 namespace scalws::worker::http3 {
 
 class Session;
+class Stream;
 
-class Stream final : public MultiplexedStream {
+// HTTP/3's side of CodecStream: nghttp3's buffers, a BodyBuffer (kept until acknowledged).
+struct Codec : RcbufCalls<nghttp3_rcbuf, nghttp3_nv, &nghttp3_rcbuf_get_buf,
+                          &nghttp3_rcbuf_is_static, &nghttp3_rcbuf_incref, &nghttp3_rcbuf_decref,
+                          NGHTTP3_NV_FLAG_NO_COPY_NAME | NGHTTP3_NV_FLAG_NO_COPY_VALUE> {
+  using Session = http3::Session;
+  using Stream = http3::Stream;
+  using Body = BodyBuffer;
+  using StreamId = int64_t;
+  static constexpr StreamId kNoId = -1;
+  static constexpr HttpVersion kVersion = HttpVersion::kHttp3;
+};
+
+class Stream final : public CodecStream<Codec> {
  public:
   explicit Stream(Session& session);
-
-  int64_t id() const { return id_; }
   // The head arrived in 0-RTT data (replayable: RFC 9001 §9.2).
   bool early() const { return early_; }
 
@@ -45,46 +55,27 @@ class Stream final : public MultiplexedStream {
   void abortResponse() noexcept override;
 
  private:
-  friend class Session;
-  friend class StreamList<Stream>;
+  friend class http3::Session;
+  friend class StreamPool<Stream>;
 
   // HttpStream
   void onExpectContinue(bool will_read) noexcept override;
   // MultiplexedStream
   void reopenWindow(uint64_t n) noexcept override;
-  void outputChanged() noexcept override;
-  void bodyTooLarge() noexcept override;
-  bool open() const noexcept override { return !closed(); }
   void queueBody(std::string_view data, BodyLifetime lifetime) noexcept override;
-  void queueFile(const FileSlice& file) noexcept override;
   void resumeCodec() noexcept override;
-  void responseEnded() noexcept override;
   // The stream is over for us (QUIC closed it, or the connection dies).
   void close() noexcept;
-  bool closed() const { return responseState() == ResponseState::kDead; }
 
   void start(int64_t id, bool early);
   void recycle();
   void addHeader(int32_t token, nghttp3_rcbuf* name, nghttp3_rcbuf* value);
-  void finishHead(bool end_stream);
   void onAcked(uint64_t n);
-  // The codec's array for `fields` (views into the arena: nghttp3 need not copy them).
-  void setNva(std::span<const HeaderField> fields);
   nghttp3_ssize readData(nghttp3_vec* vec, size_t count, uint32_t* flags);
   // A response that cannot be completed is cut with a stream reset (RFC 9114 §4.1.1).
   void cut();
 
-  Session& session_;
-  int64_t id_ = -1;
-  std::vector<nghttp3_rcbuf*> held_;  // buffers the request's views point into
-  PseudoHeaders pseudo_;
   bool early_ = false;
-
-  BodyBuffer body_;
-  std::vector<nghttp3_nv> nva_;
-
-  Stream* prev_ = nullptr;  // the session's active or closed list
-  Stream* next_ = nullptr;
 };
 
 }  // namespace scalws::worker::http3

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "worker/server/missing_grants.h"
+
 namespace scalws::worker {
 
 using common::Status;
@@ -12,19 +14,15 @@ using common::config::UpstreamConfig;
 using common::config::UpstreamServerConfig;
 
 Status applyAppGrants(SiteConfig& site, const std::vector<ipc::AppGrant>& grants) {
-  std::string missing;
+  MissingGrants missing;
   std::set<std::string> made;
-  std::set<std::string> reported;
   for (auto& route : site.routes) {
     auto* proxy = std::get_if<ProxyAction>(&route.action);
     if (proxy == nullptr || proxy->app.empty()) continue;
     auto grant = std::find_if(grants.begin(), grants.end(),
                               [&](const ipc::AppGrant& g) { return g.name == proxy->app; });
     if (grant == grants.end()) {
-      if (!reported.insert(proxy->app).second) continue;
-      if (!missing.empty()) missing += '\n';
-      missing += proxy->where.toString() + ": route.app.name: no app is assigned to this " +
-                 "instance as \"" + proxy->app + "\"";
+      missing.add(proxy->where, "route.app.name", "app", proxy->app);
       continue;
     }
     proxy->upstream = UpstreamConfig::appUpstreamName(proxy->app);
@@ -42,8 +40,7 @@ Status applyAppGrants(SiteConfig& site, const std::vector<ipc::AppGrant>& grants
     }
     site.upstreams.push_back(std::move(upstream));
   }
-  if (!missing.empty()) return common::invalidArgument(missing);
-  return Status();
+  return missing.status();
 }
 
 }  // namespace scalws::worker

@@ -1,10 +1,10 @@
 #include "worker/server/instance_pools.h"
 
 #include <algorithm>
-#include <set>
 
 #include "common/config/php_pool_address.h"
 #include "sandbox/landlock_abi.h"
+#include "worker/server/missing_grants.h"
 
 namespace scalws::worker {
 
@@ -31,19 +31,15 @@ Status applyPhpPoolGrants(SiteConfig& site, const std::vector<ipc::PhpPoolGrant>
     if (grant.max_conns > 0) pool.max_conns = grant.max_conns;
     pools.push_back(std::move(pool));
   }
-  std::string missing;
-  std::set<std::string> reported;
+  MissingGrants missing;
   for (const auto& route : site.routes) {
     const auto* php = std::get_if<PhpAction>(&route.action);
     if (php == nullptr) continue;
     bool granted = std::any_of(pools.begin(), pools.end(),
                                [&](const PhpPoolConfig& p) { return p.name == php->pool; });
-    if (granted || !reported.insert(php->pool).second) continue;
-    if (!missing.empty()) missing += '\n';
-    missing += php->where.toString() + ": route.php.pool: no PHP pool is assigned to this " +
-               "instance as \"" + php->pool + "\"";
+    if (!granted) missing.add(php->where, "route.php.pool", "PHP pool", php->pool);
   }
-  if (!missing.empty()) return common::invalidArgument(missing);
+  if (!missing.empty()) return missing.status();
   site.php_pools = std::move(pools);
   return Status();
 }
@@ -79,16 +75,14 @@ ConnectAllowance connectAllowanceOf(const sandbox::SandboxReport& report,
   return a;
 }
 
+bool ConnectAllowance::allows(bool unix_socket, uint16_t port) const {
+  if (unix_socket) return unix_sockets;
+  return any_tcp_port || std::find(tcp_ports.begin(), tcp_ports.end(), port) != tcp_ports.end();
+}
+
 Status poolsFitSandbox(const ConnectAllowance& allowance, const SiteConfig& next) {
   for (const PhpPoolConfig& pool : next.php_pools) {
-    bool fits = true;
-    if (pool.kind == PhpPoolConfig::Kind::kUnix) {
-      fits = allowance.unix_sockets;
-    } else if (!allowance.any_tcp_port) {
-      fits = std::find(allowance.tcp_ports.begin(), allowance.tcp_ports.end(), pool.port) !=
-             allowance.tcp_ports.end();
-    }
-    if (!fits) {
+    if (!allowance.allows(pool.kind == PhpPoolConfig::Kind::kUnix, pool.port)) {
       return Status(common::StatusCode::kFailedPrecondition,
                     "PHP pool " + pool.name + " at " + pool.address +
                         " is outside the sandbox this worker started with; restart the "
@@ -97,14 +91,7 @@ Status poolsFitSandbox(const ConnectAllowance& allowance, const SiteConfig& next
   }
   for (const auto& upstream : next.upstreams) {
     for (const auto& server : upstream.servers) {
-      bool fits = true;
-      if (server.kind == UpstreamServerConfig::Kind::kUnix) {
-        fits = allowance.unix_sockets;
-      } else if (!allowance.any_tcp_port) {
-        fits = std::find(allowance.tcp_ports.begin(), allowance.tcp_ports.end(), server.port) !=
-               allowance.tcp_ports.end();
-      }
-      if (!fits) {
+      if (!allowance.allows(server.kind == UpstreamServerConfig::Kind::kUnix, server.port)) {
         return Status(common::StatusCode::kFailedPrecondition,
                       "upstream " + upstream.name + " server " + server.address +
                           " is outside the sandbox this worker started with; restart the "

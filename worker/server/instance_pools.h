@@ -37,6 +37,9 @@ struct ConnectAllowance {
   bool unix_sockets = true;
   bool any_tcp_port = true;
   std::vector<uint16_t> tcp_ports;  // when !any_tcp_port
+
+  // Whether a backend (a unix socket, or TCP `port`) is reachable under this allowance.
+  bool allows(bool unix_socket, uint16_t port) const;
 };
 ConnectAllowance connectAllowanceOf(const sandbox::SandboxReport& report,
                                     const common::config::SiteConfig& start_site);

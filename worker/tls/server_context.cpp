@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "common/log.h"
+#include "worker/tls/openssl_errors.h"
 
 namespace scalws::worker::tls {
 namespace {
@@ -126,18 +127,6 @@ common::Status checkOcsp(const std::string& der, SSL_CTX* ctx, const std::string
 }
 
 }  // namespace
-
-std::string takeOpensslErrors() {
-  std::string out;
-  unsigned long e;
-  while ((e = ERR_get_error()) != 0) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown OpenSSL error" : out;
-}
 
 common::Result<std::shared_ptr<const ServerContext>> ServerContext::build(
     const common::config::ListenConfig& listen) {

@@ -73,7 +73,4 @@ class ServerContext {
   std::unique_ptr<TicketKeyRing> tickets_;
 };
 
-// OpenSSL's queued errors of this thread as one line ("reason; reason"), queue cleared.
-std::string takeOpensslErrors();
-
 }  // namespace scalws::worker::tls

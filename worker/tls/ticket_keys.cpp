@@ -1,8 +1,7 @@
 #include "worker/tls/ticket_keys.h"
 
 #include <fcntl.h>
-#include <openssl/core_names.h>
-#include <openssl/kdf.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "common/hkdf.h"
 
 namespace scalws::worker::tls {
 namespace {
@@ -31,24 +32,10 @@ common::Result<TicketKey> TicketKeyRing::derive(std::string_view secret, std::st
   uint8_t info[8];
   for (int i = 0; i < 8; ++i) info[i] = static_cast<uint8_t>(window >> (56 - 8 * i));
 
-  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
-  if (kdf == nullptr) return common::internalError("HKDF is not available in OpenSSL");
-  EVP_KDF_CTX* ctx = EVP_KDF_CTX_new(kdf);
-  EVP_KDF_free(kdf);
-  if (ctx == nullptr) return common::internalError("EVP_KDF_CTX_new failed");
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<char*>(secret.data()),
-                                        secret.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt.data(), salt.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, sizeof(info)),
-      OSSL_PARAM_construct_end(),
-  };
   uint8_t out[16 + 32 + 32];
-  int ok = EVP_KDF_derive(ctx, out, sizeof(out), params);
-  EVP_KDF_CTX_free(ctx);
-  if (ok != 1) return common::internalError("HKDF derivation failed");
+  common::Status derived = common::hkdfSha256(
+      secret, salt, std::string_view(reinterpret_cast<const char*>(info), sizeof(info)), out);
+  if (!derived.ok()) return derived;
   TicketKey key;
   std::memcpy(key.name.data(), out, 16);
   std::memcpy(key.aes.data(), out + 16, 32);

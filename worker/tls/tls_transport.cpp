@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "worker/tls/openssl_errors.h"
+
 namespace scalws::worker::tls {
 namespace {
 

@@ -6,12 +6,6 @@
 namespace scalws::worker::cache {
 namespace {
 
-std::string lowerCase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = asciiLower(c);
-  return out;
-}
-
 // The authority's host, lower-case, without userinfo or port ("[::1]" keeps its brackets
 // off, as Request::host has them).
 std::string hostOf(std::string_view authority) {
@@ -19,9 +13,9 @@ std::string hostOf(std::string_view authority) {
   if (at != std::string_view::npos) authority.remove_prefix(at + 1);
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
-    return lowerCase(authority.substr(1, close == std::string_view::npos ? 0 : close - 1));
+    return asciiLowerCopy(authority.substr(1, close == std::string_view::npos ? 0 : close - 1));
   }
-  return lowerCase(authority.substr(0, authority.find(':')));
+  return asciiLowerCopy(authority.substr(0, authority.find(':')));
 }
 
 // The URI `reference` resolves to against the request, when it is on the request's scheme
@@ -36,7 +30,7 @@ std::string sameOriginUri(const Request& request, std::string_view reference) {
   size_t slash = reference.find('/');
   if (colon != std::string_view::npos && (slash == std::string_view::npos || colon < slash)) {
     // Absolute URI: same scheme and host only.
-    if (lowerCase(reference.substr(0, colon)) != scheme) return {};
+    if (asciiLowerCopy(reference.substr(0, colon)) != scheme) return {};
     std::string_view rest = reference.substr(colon + 1);
     if (rest.substr(0, 2) != "//") return {};
     rest.remove_prefix(2);

@@ -6,12 +6,6 @@
 namespace scalws::worker::cache {
 namespace {
 
-std::string lowerCase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = asciiLower(c);
-  return out;
-}
-
 // q > 0 (RFC 9110 §12.4.2); a malformed q counts as 0.
 bool acceptable(std::string_view params) {
   while (!params.empty()) {
@@ -49,7 +43,7 @@ std::string varyFieldNames(std::span<const HeaderField> headers, bool& star) {
         continue;
       }
       if (!isToken(item)) continue;  // not a field name: nothing to compare
-      std::string name = lowerCase(item);
+      std::string name = asciiLowerCopy(item);
       if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
       if (!names.empty()) names += ',';
       names += name;
@@ -69,7 +63,7 @@ std::string normalizedAcceptEncoding(std::string_view value) {
     std::string_view element = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     size_t semi = element.find(';');
-    std::string coding = lowerCase(trimOws(element.substr(0, semi)));
+    std::string coding = asciiLowerCopy(trimOws(element.substr(0, semi)));
     if (coding == "x-gzip") coding = "gzip";
     if (coding == "x-compress") coding = "compress";
     std::string_view params =

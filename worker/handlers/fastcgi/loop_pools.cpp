@@ -28,17 +28,11 @@ PoolState& LoopPools::stateFor(const PoolSpec& spec) {
 }
 
 Exchange& LoopPools::takeExchange() {
-  if (free_.empty()) {
-    exchanges_.push_back(std::make_unique<Exchange>(*this));
-    return *exchanges_.back();
-  }
-  Exchange* x = free_.back();
-  free_.pop_back();
-  return *x;
+  return exchanges_.take(*this);
 }
 
 void LoopPools::recycle(Exchange& exchange) {
-  free_.push_back(&exchange);
+  exchanges_.give(exchange);
 }
 
 void LoopPools::onLoopStopping() noexcept {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/object_pool.h"
 #include "worker/handlers/fastcgi/pool_state.h"
 #include "worker/loop/loop_local.h"
 
@@ -39,13 +40,12 @@ class LoopPools final : public LoopLocal {
   // The loop is stopping: kept connections close so the loop can end.
   void onLoopStopping() noexcept override;
 
-  size_t exchangeCountForTest() const { return exchanges_.size(); }
+  size_t exchangeCountForTest() const { return exchanges_.made(); }
 
  private:
   WorkerLoop& loop_;
   std::vector<std::unique_ptr<PoolState>> states_;
-  std::vector<std::unique_ptr<Exchange>> exchanges_;
-  std::vector<Exchange*> free_;
+  common::ObjectPool<Exchange> exchanges_;
   std::string params_;
 };
 

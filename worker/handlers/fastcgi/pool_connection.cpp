@@ -1,31 +1,18 @@
 #include "worker/handlers/fastcgi/pool_connection.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-
 #include "worker/handlers/fastcgi/pool_state.h"
-#include "worker/net/outbound_connect.h"
 
 namespace scalws::worker::fastcgi {
 
 PoolConnection* PoolConnection::open(uv_loop_t* uv, PoolState& pool, int& err) {
   const PoolSpec& spec = pool.spec();
-  ConnectStart start = startConnect(spec.address, spec.address_len);
-  if (start.fd < 0) {
-    err = start.err;
-    return nullptr;
-  }
-  int fd = start.fd;
-  auto* c = new PoolConnection(pool, fd);
-  if (uv_poll_init(uv, &c->poll_, fd) != 0) {
-    err = EIO;
-    ::close(fd);
+  auto* c = new PoolConnection(pool);
+  err = c->socket_.connect(uv, spec.address, spec.address_len, c);
+  if (err != 0) {
     delete c;
     return nullptr;
   }
-  c->poll_.data = c;
-  c->state_ = start.connected ? State::kInUse : State::kConnecting;
+  c->state_ = c->socket_.connectedAtOnce() ? State::kInUse : State::kConnecting;
   if (c->state_ == State::kConnecting) c->watch(false, true);
   return c;
 }
@@ -44,19 +31,15 @@ void PoolConnection::makeIdle() {
 
 void PoolConnection::watch(bool readable, bool writable) {
   if (state_ == State::kClosing) return;
-  int events = (readable ? UV_READABLE : 0) | (writable ? UV_WRITABLE : 0);
-  interest_.want(&poll_, events, &PoolConnection::onPoll);
+  socket_.watch(readable, writable, &PoolConnection::onPoll);
 }
 
 void PoolConnection::onPoll(uv_poll_t* handle, int status, int events) {
   auto* c = static_cast<PoolConnection*>(handle->data);
-  if (status >= 0) {
-    events = c->interest_.filter(handle, events);
-    if (events == 0) return;
-  }
+  if (!c->socket_.wants(status, events)) return;
   switch (c->state_) {
     case State::kConnecting: {
-      int err = finishedConnectError(c->fd_, status);
+      int err = c->socket_.connectResult(status);
       if (err == 0) {
         c->state_ = State::kInUse;
         c->watch(false, false);
@@ -81,12 +64,12 @@ void PoolConnection::close() {
   if (state_ == State::kClosing) return;
   state_ = State::kClosing;
   user_ = nullptr;
-  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &PoolConnection::onClosed);
+  socket_.close(&PoolConnection::onClosed);
 }
 
 void PoolConnection::onClosed(uv_handle_t* handle) {
   auto* c = static_cast<PoolConnection*>(handle->data);
-  ::close(c->fd_);
+  c->socket_.closeFd();
   delete c;
 }
 

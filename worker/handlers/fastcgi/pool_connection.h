@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "worker/loop/poll_interest.h"
+#include "worker/net/backend_socket.h"
 
 namespace scalws::worker::fastcgi {
 
@@ -36,7 +36,7 @@ class PoolConnection {
   // Starts a non-blocking connect. Null with `err` set when it failed at once.
   static PoolConnection* open(uv_loop_t* uv, PoolState& pool, int& err);
 
-  int fd() const { return fd_; }
+  int fd() const { return socket_.fd(); }
   State state() const { return state_; }
   PoolState& pool() const { return pool_; }
   // Requests completed on this connection: above 0 it was reused.
@@ -53,17 +53,15 @@ class PoolConnection {
   PoolConnection* idle_prev = nullptr;
 
  private:
-  PoolConnection(PoolState& pool, int fd) : pool_(pool), fd_(fd) {}
+  explicit PoolConnection(PoolState& pool) : pool_(pool) {}
   ~PoolConnection() = default;
   static void onPoll(uv_poll_t* handle, int status, int events);
   static void onClosed(uv_handle_t* handle);
 
   PoolState& pool_;
-  int fd_;
+  BackendSocket socket_;
   State state_ = State::kConnecting;
   PoolConnectionUser* user_ = nullptr;
-  uv_poll_t poll_{};
-  PollInterest interest_;
   uint32_t served_ = 0;
 };
 

@@ -72,13 +72,7 @@ std::string mergedHead(std::string_view stored, std::span<const HeaderField> fre
 }  // namespace
 
 CacheExchange& CacheExchanges::take() {
-  if (free_.empty()) {
-    all_.push_back(std::make_unique<CacheExchange>(*this));
-    free_.push_back(all_.back().get());
-  }
-  CacheExchange* e = free_.back();
-  free_.pop_back();
-  return *e;
+  return exchanges_.take(*this);
 }
 
 CacheExchange::CacheExchange(CacheExchanges& home) : home_(home) {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/config/cache_config.h"
+#include "common/object_pool.h"
 #include "worker/handlers/cache/cache_policy.h"
 #include "worker/handlers/cache/cache_status.h"
 #include "worker/handlers/cache/disk_store.h"
@@ -144,12 +145,11 @@ class CacheExchanges final : public LoopLocal {
   explicit CacheExchanges(WorkerLoop& loop) : loop_(loop) {}
   WorkerLoop& loop() { return loop_; }
   CacheExchange& take();
-  void recycle(CacheExchange& exchange) { free_.push_back(&exchange); }
+  void recycle(CacheExchange& exchange) { exchanges_.give(exchange); }
 
  private:
   WorkerLoop& loop_;
-  std::vector<std::unique_ptr<CacheExchange>> all_;
-  std::vector<CacheExchange*> free_;
+  common::ObjectPool<CacheExchange> exchanges_;
 };
 
 }  // namespace scalws::worker::proxy

@@ -1,12 +1,9 @@
 #include "worker/handlers/proxy/upstream_connection.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 
 #include "worker/handlers/proxy/upstream_spec.h"
 #include "worker/loop/worker_loop.h"
-#include "worker/net/outbound_connect.h"
 
 namespace scalws::worker::proxy {
 
@@ -14,20 +11,14 @@ UpstreamConnection* UpstreamConnection::open(WorkerLoop& loop, const ServerSpec&
                                              const UpstreamTlsContext* tls, SSL_SESSION* session,
                                              int server_index, UpstreamConnectionOwner& owner,
                                              int& err) {
-  ConnectStart start = startConnect(server.address, server.address_len);
-  if (start.fd < 0) {
-    err = start.err;
-    return nullptr;
-  }
-  int fd = start.fd;
-  auto* c = new UpstreamConnection(loop, fd, server_index, owner);
-  if (uv_poll_init(loop.uv(), &c->poll_, fd) != 0) {
-    err = EIO;
-    ::close(fd);
+  auto* c = new UpstreamConnection(loop, server_index, owner);
+  err = c->socket_.connect(loop.uv(), server.address, server.address_len, c);
+  if (err != 0) {
     delete c;
     return nullptr;
   }
-  c->poll_.data = c;
+  int fd = c->socket_.fd();
+  bool connected = c->socket_.connectedAtOnce();
   if (tls != nullptr) {
     auto transport = std::make_unique<ClientTlsTransport>(fd, *tls, server.tls_name, session);
     if (!transport->valid()) {
@@ -40,19 +31,19 @@ UpstreamConnection* UpstreamConnection::open(WorkerLoop& loop, const ServerSpec&
   } else {
     c->transport_ = std::make_unique<PlainTransport>(fd);
   }
-  if (start.connected && tls == nullptr) {
+  if (connected && tls == nullptr) {
     c->state_ = State::kInUse;
   } else {
-    c->state_ = start.connected ? State::kHandshaking : State::kConnecting;
+    c->state_ = connected ? State::kHandshaking : State::kConnecting;
     // The user hears once it is lent the connection (lend() before the first event).
     c->watch(false, true);
   }
   return c;
 }
 
-UpstreamConnection::UpstreamConnection(WorkerLoop& loop, int fd, int server_index,
+UpstreamConnection::UpstreamConnection(WorkerLoop& loop, int server_index,
                                        UpstreamConnectionOwner& owner)
-    : loop_(loop), fd_(fd), server_index_(server_index), owner_(owner) {}
+    : loop_(loop), server_index_(server_index), owner_(owner) {}
 
 UpstreamConnection::~UpstreamConnection() = default;
 
@@ -80,8 +71,7 @@ void UpstreamConnection::makeIdle(uint64_t idle_ms) {
 
 void UpstreamConnection::watch(bool readable, bool writable) {
   if (state_ == State::kClosing) return;
-  int events = (readable ? UV_READABLE : 0) | (writable ? UV_WRITABLE : 0);
-  interest_.want(&poll_, events, &UpstreamConnection::onPoll);
+  socket_.watch(readable, writable, &UpstreamConnection::onPoll);
 }
 
 void UpstreamConnection::onTimeout() noexcept {
@@ -118,13 +108,10 @@ void UpstreamConnection::continueHandshake() {
 
 void UpstreamConnection::onPoll(uv_poll_t* handle, int status, int events) {
   auto* c = static_cast<UpstreamConnection*>(handle->data);
-  if (status >= 0) {
-    events = c->interest_.filter(handle, events);
-    if (events == 0) return;
-  }
+  if (!c->socket_.wants(status, events)) return;
   switch (c->state_) {
     case State::kConnecting: {
-      int err = finishedConnectError(c->fd_, status);
+      int err = c->socket_.connectResult(status);
       if (err != 0) {
         c->connectFailed(err);
         return;
@@ -165,13 +152,13 @@ void UpstreamConnection::close() {
   state_ = State::kClosing;
   user_ = nullptr;
   loop_.disarmTimeout(*this);
-  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &UpstreamConnection::onClosed);
+  socket_.close(&UpstreamConnection::onClosed);
 }
 
 void UpstreamConnection::onClosed(uv_handle_t* handle) {
   auto* c = static_cast<UpstreamConnection*>(handle->data);
   c->transport_.reset();  // frees the SSL before the fd goes
-  ::close(c->fd_);
+  c->socket_.closeFd();
   delete c;
 }
 

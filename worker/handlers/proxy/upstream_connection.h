@@ -18,8 +18,8 @@
 #include <memory>
 
 #include "worker/handlers/proxy/upstream_tls.h"
-#include "worker/loop/poll_interest.h"
 #include "worker/loop/timeout_queue.h"
+#include "worker/net/backend_socket.h"
 #include "worker/net/transport.h"
 
 namespace scalws::worker {
@@ -85,7 +85,7 @@ class UpstreamConnection final : private TimeoutEntry {
   UpstreamConnection* idle_prev = nullptr;
 
  private:
-  UpstreamConnection(WorkerLoop& loop, int fd, int server_index, UpstreamConnectionOwner& owner);
+  UpstreamConnection(WorkerLoop& loop, int server_index, UpstreamConnectionOwner& owner);
   ~UpstreamConnection();
   static void onPoll(uv_poll_t* handle, int status, int events);
   static void onClosed(uv_handle_t* handle);
@@ -95,15 +95,13 @@ class UpstreamConnection final : private TimeoutEntry {
   void connectFailed(int err);
 
   WorkerLoop& loop_;
-  int fd_;
+  BackendSocket socket_;
   int server_index_;
   UpstreamConnectionOwner& owner_;
   std::unique_ptr<Transport> transport_;
   ClientTlsTransport* tls_ = nullptr;  // transport_ when TLS
   State state_ = State::kConnecting;
   UpstreamConnectionUser* user_ = nullptr;
-  uv_poll_t poll_{};
-  PollInterest interest_;
   uint32_t served_ = 0;
 };
 

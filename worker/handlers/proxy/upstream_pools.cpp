@@ -34,31 +34,19 @@ UpstreamPool& UpstreamPools::poolFor(const std::shared_ptr<const UpstreamSpec>& 
 }
 
 ProxyExchange& UpstreamPools::takeExchange() {
-  if (free_.empty()) {
-    exchanges_.push_back(std::make_unique<ProxyExchange>(*this));
-    return *exchanges_.back();
-  }
-  ProxyExchange* x = free_.back();
-  free_.pop_back();
-  return *x;
+  return exchanges_.take(*this);
 }
 
 void UpstreamPools::recycle(ProxyExchange& exchange) {
-  free_.push_back(&exchange);
+  exchanges_.give(exchange);
 }
 
 Tunnel& UpstreamPools::takeTunnel() {
-  if (free_tunnels_.empty()) {
-    tunnels_.push_back(std::make_unique<Tunnel>(*this));
-    return *tunnels_.back();
-  }
-  Tunnel* t = free_tunnels_.back();
-  free_tunnels_.pop_back();
-  return *t;
+  return tunnels_.take(*this);
 }
 
 void UpstreamPools::recycleTunnel(Tunnel& tunnel) {
-  free_tunnels_.push_back(&tunnel);
+  tunnels_.give(tunnel);
 }
 
 void UpstreamPools::onLoopStopping() noexcept {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/object_pool.h"
 #include "worker/handlers/proxy/upstream_pool.h"
 #include "worker/loop/loop_local.h"
 
@@ -46,10 +47,8 @@ class UpstreamPools final : public LoopLocal {
  private:
   WorkerLoop& loop_;
   std::vector<std::unique_ptr<UpstreamPool>> pools_;
-  std::vector<std::unique_ptr<ProxyExchange>> exchanges_;
-  std::vector<ProxyExchange*> free_;
-  std::vector<std::unique_ptr<Tunnel>> tunnels_;
-  std::vector<Tunnel*> free_tunnels_;
+  common::ObjectPool<ProxyExchange> exchanges_;
+  common::ObjectPool<Tunnel> tunnels_;
 };
 
 }  // namespace scalws::worker::proxy

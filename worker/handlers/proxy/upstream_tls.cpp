@@ -6,20 +6,10 @@
 
 #include <cerrno>
 
+#include "worker/tls/openssl_errors.h"
+
 namespace scalws::worker::proxy {
 namespace {
-
-std::string opensslErrors() {
-  std::string out;
-  unsigned long e;
-  while ((e = ERR_get_error()) != 0) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown error" : out;
-}
 
 bool isIpLiteral(const std::string& name) {
   unsigned char bytes[16];
@@ -35,7 +25,7 @@ common::Result<std::shared_ptr<const UpstreamTlsContext>> UpstreamTlsContext::bu
   const std::string what = "upstream." + upstream_name + ".tls: ";
   ERR_clear_error();
   c->ctx_ = SSL_CTX_new(TLS_client_method());
-  if (c->ctx_ == nullptr) return common::internalError(what + opensslErrors());
+  if (c->ctx_ == nullptr) return common::internalError(what + tls::takeOpensslErrors());
   SSL_CTX_set_min_proto_version(c->ctx_, TLS1_2_VERSION);
   SSL_CTX_set_mode(c->ctx_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_set_session_cache_mode(c->ctx_, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
@@ -46,7 +36,7 @@ common::Result<std::shared_ptr<const UpstreamTlsContext>> UpstreamTlsContext::bu
     const std::string ca = config.ca.empty() ? X509_get_default_cert_file() : config.ca;
     if (SSL_CTX_load_verify_locations(c->ctx_, ca.c_str(), nullptr) != 1) {
       return common::invalidArgument(what + "cannot load the CA bundle \"" + ca +
-                                     "\": " + opensslErrors());
+                                     "\": " + tls::takeOpensslErrors());
     }
     SSL_CTX_set_verify(c->ctx_, SSL_VERIFY_PEER, nullptr);
   } else {
@@ -98,7 +88,7 @@ ClientTlsTransport::Handshake ClientTlsTransport::handshake() noexcept {
   } else if (err == SSL_ERROR_SYSCALL) {
     failure_ = errno != 0 ? strerror(errno) : "connection closed during the handshake";
   } else {
-    failure_ = opensslErrors();
+    failure_ = tls::takeOpensslErrors();
   }
   return Handshake::kFailed;
 }

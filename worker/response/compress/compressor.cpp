@@ -18,6 +18,35 @@ int windowFor(std::optional<uint64_t> length, int lo, int hi) {
   return n;
 }
 
+// What an encoder wrote and the sink has not had yet: a fixed block the encoder fills, handed
+// on whenever it is full and at the end of every write.
+template <size_t kSize>
+class OutputBlock {
+ public:
+  char* data() { return out_; }
+  char* room() { return out_ + used_; }
+  size_t used() const { return used_; }
+  // The encoder's output now ends at `used`: true when that filled the block, which went to
+  // `sink` (the encoder may have more to write).
+  bool handOnIfFull(size_t used, CompressedSink& sink) {
+    used_ = used;
+    if (used_ < kSize) return false;
+    sink.onCompressed(std::string_view(out_, used_));
+    used_ = 0;
+    return true;
+  }
+  void flush(CompressedSink& sink) {
+    if (used_ == 0) return;
+    sink.onCompressed(std::string_view(out_, used_));
+    used_ = 0;
+  }
+  void clear() { used_ = 0; }
+
+ private:
+  size_t used_ = 0;
+  char out_[kSize];
+};
+
 class GzipCompressor final : public Compressor {
  public:
   explicit GzipCompressor(const Params& params) : Compressor(params) {}
@@ -40,37 +69,28 @@ class GzipCompressor final : public Compressor {
     z_.avail_in = static_cast<uInt>(input.size());
     int flush = end ? Z_FINISH : Z_NO_FLUSH;
     for (;;) {
-      z_.next_out = reinterpret_cast<Bytef*>(out_ + used_);
-      z_.avail_out = static_cast<uInt>(kOutputSize - used_);
+      z_.next_out = reinterpret_cast<Bytef*>(out_.room());
+      z_.avail_out = static_cast<uInt>(kOutputSize - out_.used());
       int rc = deflate(&z_, flush);
       if (rc == Z_STREAM_ERROR) return false;
-      used_ = kOutputSize - z_.avail_out;
-      if (used_ == kOutputSize) {
-        sink.onCompressed(std::string_view(out_, used_));
-        used_ = 0;
-        continue;
-      }
+      if (out_.handOnIfFull(kOutputSize - z_.avail_out, sink)) continue;
       // Room left in the buffer: deflate took all the input (with Z_FINISH: and wrote the
       // end of the stream).
       break;
     }
-    if (used_ > 0) {
-      sink.onCompressed(std::string_view(out_, used_));
-      used_ = 0;
-    }
+    out_.flush(sink);
     return true;
   }
 
   bool reset() noexcept override {
-    used_ = 0;
+    out_.clear();
     return ready_ && deflateReset(&z_) == Z_OK;
   }
 
  private:
   z_stream z_{};
   bool ready_ = false;
-  size_t used_ = 0;
-  char out_[kOutputSize];
+  OutputBlock<kOutputSize> out_;
 };
 
 class BrotliCompressor final : public Compressor {
@@ -95,28 +115,20 @@ class BrotliCompressor final : public Compressor {
     BrotliEncoderOperation op = end ? BROTLI_OPERATION_FINISH : BROTLI_OPERATION_PROCESS;
     for (;;) {
       size_t before_in = avail_in;
-      size_t before_used = used_;
-      size_t avail_out = kOutputSize - used_;
-      uint8_t* next_out = reinterpret_cast<uint8_t*>(out_ + used_);
+      size_t before_used = out_.used();
+      size_t avail_out = kOutputSize - out_.used();
+      uint8_t* next_out = reinterpret_cast<uint8_t*>(out_.room());
       if (!BrotliEncoderCompressStream(state_, op, &avail_in, &next_in, &avail_out, &next_out,
                                        nullptr)) {
         return false;
       }
-      used_ = kOutputSize - avail_out;
-      if (used_ == kOutputSize) {
-        sink.onCompressed(std::string_view(out_, used_));
-        used_ = 0;
-        continue;
-      }
+      if (out_.handOnIfFull(kOutputSize - avail_out, sink)) continue;
       bool done = end ? BrotliEncoderIsFinished(state_) != 0
                       : avail_in == 0 && BrotliEncoderHasMoreOutput(state_) == 0;
       if (done) break;
-      if (avail_in == before_in && used_ == before_used) return false;  // no progress
+      if (avail_in == before_in && out_.used() == before_used) return false;  // no progress
     }
-    if (used_ > 0) {
-      sink.onCompressed(std::string_view(out_, used_));
-      used_ = 0;
-    }
+    out_.flush(sink);
     return true;
   }
 
@@ -125,8 +137,7 @@ class BrotliCompressor final : public Compressor {
 
  private:
   BrotliEncoderState* state_ = nullptr;
-  size_t used_ = 0;
-  char out_[kOutputSize];
+  OutputBlock<kOutputSize> out_;
 };
 
 class ZstdCompressor final : public Compressor {
@@ -146,34 +157,25 @@ class ZstdCompressor final : public Compressor {
     ZSTD_inBuffer in{input.data(), input.size(), 0};
     ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_continue;
     for (;;) {
-      ZSTD_outBuffer out{out_, kOutputSize, used_};
+      ZSTD_outBuffer out{out_.data(), kOutputSize, out_.used()};
       size_t rc = ZSTD_compressStream2(cctx_, &out, &in, mode);
       if (ZSTD_isError(rc)) return false;
-      used_ = out.pos;
-      if (used_ == kOutputSize) {
-        sink.onCompressed(std::string_view(out_, used_));
-        used_ = 0;
-        continue;
-      }
+      if (out_.handOnIfFull(out.pos, sink)) continue;
       // With room left: e_continue consumed all input; e_end returns 0 once flushed whole.
       if (end ? rc == 0 : in.pos == in.size) break;
     }
-    if (used_ > 0) {
-      sink.onCompressed(std::string_view(out_, used_));
-      used_ = 0;
-    }
+    out_.flush(sink);
     return true;
   }
 
   bool reset() noexcept override {
-    used_ = 0;
+    out_.clear();
     return !ZSTD_isError(ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_only));
   }
 
  private:
   ZSTD_CCtx* cctx_ = nullptr;
-  size_t used_ = 0;
-  char out_[kOutputSize];
+  OutputBlock<kOutputSize> out_;
 };
 
 }  // namespace

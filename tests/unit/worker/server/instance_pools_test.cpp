@@ -159,5 +159,22 @@ TEST(InstancePoolsTest, UpstreamsMustStayInsideTheSandboxToo) {
   EXPECT_TRUE(connectAllowanceOf(report, unix_start).unix_sockets);
 }
 
+TEST(InstancePoolsTest, AnAllowanceAllowsUnixSocketsAndTcpPortsApart) {
+  ConnectAllowance open;
+  EXPECT_TRUE(open.allows(true, 0));
+  EXPECT_TRUE(open.allows(false, 9000));
+  ConnectAllowance narrow;
+  narrow.unix_sockets = false;
+  narrow.any_tcp_port = false;
+  narrow.tcp_ports = {9000, 8080};
+  EXPECT_FALSE(narrow.allows(true, 9000));  // a unix socket's port means nothing
+  EXPECT_TRUE(narrow.allows(false, 8080));
+  EXPECT_FALSE(narrow.allows(false, 9001));
+  ConnectAllowance unix_only;
+  unix_only.any_tcp_port = false;
+  EXPECT_TRUE(unix_only.allows(true, 0));
+  EXPECT_FALSE(unix_only.allows(false, 80));
+}
+
 }  // namespace
 }  // namespace scalws::worker
