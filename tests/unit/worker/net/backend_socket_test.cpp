@@ -9,24 +9,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "tests/support/loopback_listener.h"
+
 namespace scalws::worker {
 namespace {
 
-// A listening loopback TCP socket on a port the kernel picks.
-struct BackendTestListener {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_storage address{};
-  socklen_t len = sizeof(sockaddr_in);
-  BackendTestListener() {
-    auto* in = reinterpret_cast<sockaddr_in*>(&address);
-    in->sin_family = AF_INET;
-    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), len), 0);
-    EXPECT_EQ(::listen(fd, 8), 0);
-    EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &len), 0);
-  }
-  ~BackendTestListener() { ::close(fd); }
-};
+using ::scalws::testing::LoopbackListener;
 
 // A connection as the handlers keep one: the socket a member, found from libuv's callbacks.
 struct BackendTestConnection {
@@ -72,7 +60,7 @@ class BackendSocketTest : public ::testing::Test {
 };
 
 TEST_F(BackendSocketTest, ConnectsAndReportsWritableThroughTheOwnersCallback) {
-  BackendTestListener listener;
+  LoopbackListener listener;
   BackendTestConnection c;
   ASSERT_EQ(c.socket.connect(&loop_, listener.address, listener.len, &c), 0);
   ASSERT_GE(c.socket.fd(), 0);
@@ -98,7 +86,7 @@ TEST_F(BackendSocketTest, RefusedConnectIsAnErrnoAtOnceOrWhenItFinishes) {
   sockaddr_storage address{};
   socklen_t len = sizeof(sockaddr_in);
   {
-    BackendTestListener gone;  // a port that was just free: nothing listens there afterwards
+    LoopbackListener gone;  // a port that was just free: nothing listens there afterwards
     address = gone.address;
   }
   BackendTestConnection c;
@@ -119,7 +107,7 @@ TEST_F(BackendSocketTest, RefusedConnectIsAnErrnoAtOnceOrWhenItFinishes) {
 }
 
 TEST_F(BackendSocketTest, AnEventNobodyWantsIsDropped) {
-  BackendTestListener listener;
+  LoopbackListener listener;
   BackendTestConnection c;
   ASSERT_EQ(c.socket.connect(&loop_, listener.address, listener.len, &c), 0);
   c.socket.watch(false, true, &BackendTestConnection::onPoll);

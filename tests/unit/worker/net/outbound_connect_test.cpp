@@ -12,24 +12,12 @@
 #include <cstring>
 #include <string>
 
+#include "tests/support/loopback_listener.h"
+
 namespace scalws::worker {
 namespace {
 
-// A listening loopback TCP socket on a port the kernel picks.
-struct TcpListener {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_storage address{};
-  socklen_t len = sizeof(sockaddr_in);
-  TcpListener() {
-    auto* in = reinterpret_cast<sockaddr_in*>(&address);
-    in->sin_family = AF_INET;
-    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), len), 0);
-    EXPECT_EQ(::listen(fd, 8), 0);
-    EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &len), 0);
-  }
-  ~TcpListener() { ::close(fd); }
-};
+using ::scalws::testing::LoopbackListener;
 
 int waitWritable(int fd) {
   pollfd p{fd, POLLOUT, 0};
@@ -37,7 +25,7 @@ int waitWritable(int fd) {
 }
 
 TEST(OutboundConnectTest, TcpConnectsNonBlockingWithNoDelay) {
-  TcpListener listener;
+  LoopbackListener listener;
   ConnectStart start = startConnect(listener.address, listener.len);
   ASSERT_GE(start.fd, 0) << std::strerror(start.err);
   if (!start.connected) {
@@ -57,7 +45,7 @@ TEST(OutboundConnectTest, RefusedTcpConnectIsReportedWhenItFinishes) {
   sockaddr_storage address{};
   socklen_t len = sizeof(sockaddr_in);
   {
-    TcpListener gone;  // a port that was just free: nothing listens there afterwards
+    LoopbackListener gone;  // a port that was just free: nothing listens there afterwards
     address = gone.address;
   }
   ConnectStart start = startConnect(address, len);
