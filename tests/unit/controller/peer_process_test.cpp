@@ -14,6 +14,7 @@
 #include "controller/instances/worker_probe.h"
 #include "ipc/unix_socket.h"
 #include "ipc/worker_messages.h"
+#include "tests/unit/controller/worker_stand_in.h"
 #include "tests/unit/ipc/ipc_test_util.h"
 
 namespace scalws::controller {
@@ -92,19 +93,10 @@ const ipc::OpHandler<Owner> Owner::kAttachHandlers[] = {
 class PeerProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    child_ = ::fork();
-    if (child_ == 0) {
-      ::pause();
-      _exit(0);
-    }
-    auto pair = ipc::socketPair();
+    child_ = testing::forkSleeper();
+    auto pair = testing::workerChannel(loop_.get());
     ASSERT_TRUE(pair.ok());
-    ipc::EndpointOptions o;
-    o.local = ipc::Role::kWorker;
-    o.peer = ipc::Role::kController;
-    auto e = ipc::Endpoint::create(loop_.get(), std::move(pair->second), o);
-    ASSERT_TRUE(e.ok());
-    remote_ = std::move(*e);
+    remote_ = std::move(pair->worker_end);
     for (const char* op : {"config", "stop", "stderr"}) {
       ASSERT_TRUE(remote_
                       ->registerHandler(op,
@@ -119,7 +111,7 @@ class PeerProcessTest : public ::testing::Test {
                                         })
                       .ok());
     }
-    channel_ = std::move(pair->first);
+    channel_ = std::move(pair->controller_end);
   }
   void TearDown() override {
     owner_.reset();

@@ -13,6 +13,7 @@
 
 #include "controller/instances/worker_probe.h"
 #include "ipc/unix_socket.h"
+#include "tests/unit/controller/worker_stand_in.h"
 #include "tests/unit/ipc/ipc_test_util.h"
 
 namespace scalws::controller {
@@ -57,19 +58,10 @@ struct Heard {
 class WorkerProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    child_ = ::fork();
-    if (child_ == 0) {
-      ::pause();
-      _exit(0);
-    }
-    auto pair = ipc::socketPair();
+    child_ = testing::forkSleeper();
+    auto pair = testing::workerChannel(loop_.get());
     ASSERT_TRUE(pair.ok());
-    ipc::EndpointOptions o;
-    o.local = ipc::Role::kWorker;
-    o.peer = ipc::Role::kController;
-    auto e = ipc::Endpoint::create(loop_.get(), std::move(pair->second), o);
-    ASSERT_TRUE(e.ok());
-    worker_ = std::move(*e);
+    worker_ = std::move(pair->worker_end);
     auto on = [this](const char* op) {
       return worker_->registerHandler(
           op, [this, op](const ipc::Message& m, std::vector<UniqueFd> fds, ipc::Replier r) {
@@ -82,7 +74,7 @@ class WorkerProcessTest : public ::testing::Test {
     for (const char* op : {"config", "listeners", "reload", "stop"}) ASSERT_TRUE(on(op).ok());
     Result<UniqueFd> pidfd = openPidfd(child_);
     ASSERT_TRUE(pidfd.ok());
-    channel_ = std::move(pair->first);
+    channel_ = std::move(pair->controller_end);
     pidfd_ = std::move(*pidfd);
   }
   void TearDown() override {
