@@ -63,7 +63,9 @@ void MetricsCollector::workerSnapshot(const std::string& instance, int64_t pid, 
                                       const MetricsSnapshot& s) {
   int64_t now = clock_();
   auto it = instances_.find(instance);
-  if (it == instances_.end()) it = instances_.emplace(instance, InstanceMetrics(now)).first;
+  if (it == instances_.end()) {
+    it = instances_.emplace(instance, InstanceMetrics(now, last_boundary_ms_)).first;
+  }
   it->second.onSnapshot(pid, fresh, s, now);
 }
 

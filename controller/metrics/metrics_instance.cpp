@@ -6,10 +6,9 @@ using common::metrics::countersWentBack;
 using common::metrics::foldEnded;
 using common::metrics::metricsIncrease;
 
-InstanceMetrics::InstanceMetrics(int64_t created_ms) {
-  Sample origin{created_ms, MetricsSnapshot()};
-  recent_.push_back(origin);
-  boundaries_.push_back(origin);
+InstanceMetrics::InstanceMetrics(int64_t created_ms, int64_t open_bucket_ms) {
+  recent_.push_back({created_ms, MetricsSnapshot()});
+  boundaries_.push_back({open_bucket_ms, MetricsSnapshot()});
 }
 
 void InstanceMetrics::onSnapshot(int64_t pid, bool fresh, const MetricsSnapshot& s,

@@ -14,7 +14,11 @@
 // History. sample() keeps the total once a second (the last kRecentSamples, for rates
 // "now"); closeBucket() keeps it at each 10 s boundary (the last kBoundarySamples, enough
 // for a 5 minute window) and returns the increase since the previous boundary. The first
-// entry of the history is the total at creation (zero), until it ages out.
+// entry of the boundary history is a zero total at the start of the bucket the collector
+// closes next (the instance may be first seen after a boundary whose tick has not run yet:
+// that bucket's row holds what was counted since, so the history must start before it, or
+// a window would count it from memory and again from the DB). The first per-second sample
+// is a zero total at creation. Both hold until they age out.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +42,9 @@ class InstanceMetrics {
     MetricsSnapshot total;
   };
 
-  explicit InstanceMetrics(int64_t created_ms);
+  // `open_bucket_ms`: the start of the 10 s bucket the next closeBucket() closes (at most
+  // created_ms).
+  InstanceMetrics(int64_t created_ms, int64_t open_bucket_ms);
 
   // A worker process's figures. `fresh`: spawned under this controller (counted from zero);
   // otherwise its first figures are a baseline.
@@ -74,7 +80,7 @@ class InstanceMetrics {
   MetricsSnapshot base_;
   std::map<int64_t, Worker> workers_;
   std::deque<Sample> recent_;      // oldest first
-  std::deque<Sample> boundaries_;  // oldest first; may start with the creation sample
+  std::deque<Sample> boundaries_;  // oldest first; may start with the origin sample
   int64_t last_snapshot_ms_ = 0;
 };
 

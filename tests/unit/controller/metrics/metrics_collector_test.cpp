@@ -303,5 +303,25 @@ TEST_F(MetricsCollectorTest, UpstreamsAreSummedOverLiveWorkersAndEndedOnesKeepTh
   EXPECT_TRUE(c.upstreamTotals("web").empty());
 }
 
+TEST_F(MetricsCollectorTest, AnInstanceFirstSeenJustAfterABoundaryIsCountedOnce) {
+  MetricsCollector c = collector();
+  // The boundary at kMinuteStart + 10 s passed, but the loop was busy: its tick comes only
+  // after the instance's first figures, so the bucket it closes began before the instance.
+  clock_.set(kMinuteStart + 10 * kSecond + 200);
+  c.workerSnapshot("web", 10, true, totals(40));
+  c.tick();
+  EXPECT_EQ(requests(rows(MetricsResolution::k10s).at(0)), 40u);
+  for (int k = 0; k < 3; ++k) {
+    clock_.advance(kSecond);
+    c.workerSnapshot("web", 10, true, totals(40));
+    c.tick();
+  }
+  for (int64_t span : {10 * kSecond, kMinute, 5 * kMinute, kHour}) {
+    common::Result<MetricsCollector::Window> w = c.window("web", span);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w->figures.requests(), 40u) << span;
+  }
+}
+
 }  // namespace
 }  // namespace scalws::controller

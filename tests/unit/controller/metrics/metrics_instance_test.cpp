@@ -23,7 +23,7 @@ MetricsSnapshot worker(uint64_t ok, uint64_t missing, uint64_t active = 0, uint6
 }
 
 TEST(InstanceMetrics, SumsLiveWorkersCountersAndGauges) {
-  InstanceMetrics m(0);
+  InstanceMetrics m(0, 0);
   m.onSnapshot(10, true, worker(5, 1, 2, 30), 1000);
   m.onSnapshot(11, true, worker(7, 0, 1, 20), 1000);
   MetricsSnapshot t = m.total();
@@ -37,7 +37,7 @@ TEST(InstanceMetrics, SumsLiveWorkersCountersAndGauges) {
 }
 
 TEST(InstanceMetrics, ARestartedWorkerNeverMakesTotalsGoBackwards) {
-  InstanceMetrics m(0);
+  InstanceMetrics m(0, 0);
   m.onSnapshot(10, true, worker(40, 4, 3, 30), 1000);
   m.onSnapshot(11, true, worker(10, 0, 0, 20), 1000);
   ASSERT_EQ(m.total().requests(), 54u);
@@ -63,7 +63,7 @@ TEST(InstanceMetrics, ARestartedWorkerNeverMakesTotalsGoBackwards) {
 }
 
 TEST(InstanceMetrics, AReattachedWorkersHistoryIsABaselineNotNews) {
-  InstanceMetrics m(0);
+  InstanceMetrics m(0, 0);
   m.onSnapshot(10, /*fresh=*/false, worker(1000, 50, 4, 30), 1000);
   MetricsSnapshot t = m.total();
   EXPECT_EQ(t.requests(), 0u);
@@ -77,7 +77,7 @@ TEST(InstanceMetrics, AReattachedWorkersHistoryIsABaselineNotNews) {
 }
 
 TEST(InstanceMetrics, CountersGoingBackAreANewProcess) {
-  InstanceMetrics m(0);
+  InstanceMetrics m(0, 0);
   m.onSnapshot(10, true, worker(30, 0), 1000);
   m.onSnapshot(10, true, worker(2, 0), 2000);
   EXPECT_EQ(m.total().requests(), 32u);
@@ -86,7 +86,7 @@ TEST(InstanceMetrics, CountersGoingBackAreANewProcess) {
 }
 
 TEST(InstanceMetrics, BucketsAreIncreasesBetweenBoundaries) {
-  InstanceMetrics m(5'000);
+  InstanceMetrics m(5'000, 0);
   m.onSnapshot(10, true, worker(3, 0), 6'000);
   MetricsSnapshot first = m.closeBucket(10'000);
   EXPECT_EQ(first.requests(), 3u);  // since creation (zero)
@@ -100,7 +100,7 @@ TEST(InstanceMetrics, BucketsAreIncreasesBetweenBoundaries) {
 }
 
 TEST(InstanceMetrics, RecentBaseIsTheNewestSampleOldEnough) {
-  InstanceMetrics m(0);
+  InstanceMetrics m(0, 0);
   for (int64_t t = 1000; t <= 20'000; t += 1000) {
     m.onSnapshot(10, true, worker(static_cast<uint64_t>(t / 1000), 0), t);
     m.sample(t);
@@ -109,22 +109,25 @@ TEST(InstanceMetrics, RecentBaseIsTheNewestSampleOldEnough) {
   EXPECT_EQ(base.time_ms, 10'000);
   EXPECT_EQ(base.total.requests(), 10u);
   // Nothing old enough: the oldest kept.
-  InstanceMetrics young(0);
+  InstanceMetrics young(0, 0);
   young.sample(500);
   EXPECT_EQ(young.recentBase(1000, 10'000).time_ms, 0);
   // Only kRecentSamples are kept.
-  InstanceMetrics many(0);
+  InstanceMetrics many(0, 0);
   for (int64_t t = 1000; t <= 100'000; t += 1000) many.sample(t);
   EXPECT_EQ(many.recentBase(100'000, 1'000'000).time_ms,
             100'000 - static_cast<int64_t>(InstanceMetrics::kRecentSamples - 1) * 1000);
 }
 
 TEST(InstanceMetrics, WindowBaseSaysWhetherMemoryReachesBack) {
-  InstanceMetrics m(3'000);
+  // Created at 13 s, in the bucket that started at 10 s: the boundary history starts there.
+  InstanceMetrics m(13'000, 10'000);
   bool covered = true;
-  EXPECT_EQ(m.windowBase(1'000, &covered).time_ms, 3'000);  // before creation
+  EXPECT_EQ(m.windowBase(1'000, &covered).time_ms, 10'000);  // before creation
   EXPECT_FALSE(covered);
-  for (int64_t b = 10'000; b <= 600'000; b += 10'000) m.closeBucket(b);
+  EXPECT_EQ(m.windowBase(12'000, &covered).time_ms, 10'000);
+  EXPECT_TRUE(covered);
+  for (int64_t b = 20'000; b <= 600'000; b += 10'000) m.closeBucket(b);
   EXPECT_EQ(m.windowBase(600'000 - 300'000 + 5'000, &covered).time_ms, 300'000);
   EXPECT_TRUE(covered);
   // Older than what is kept: the oldest boundary, not covered.
