@@ -7,7 +7,8 @@
 #   5. builds the Debian package without PGO (DEB_BUILD_PROFILES=nopgo; lintian must find
 #      no error or warning) and installs it into a fresh minimal Debian 12
 #      (deploy/test-deb.sh: controller, instance, a page, remove, purge),
-#   6. checks formatting and runs the benchmark in --quick mode (answers only, no timing).
+#   6. checks formatting and runs the benchmark in --quick mode (answers only, no timing;
+#      after the integration tests, while the builds of steps 3 to 5 finish).
 # The whole run stays within 30 minutes on two cores from a fresh machine: every build is
 # a unity build, the ASan one builds only what its tests run (and runs each test binary
 # whole), the clang one is unoptimised (it is there for the compiler's warnings), the
@@ -56,6 +57,11 @@ trap 'kill -TERM "-$builds_pid" 2>/dev/null || true' EXIT
 
 timed ctest --test-dir build --output-on-failure -j"$jobs" -L 'unit|fuzz-replay'
 timed ctest --test-dir build --output-on-failure -L integration
+if [ -x bench/run.sh ]; then
+  # Both peers, so h2o's configs are checked too. Answers only, no timing: it runs while
+  # the niced builds finish.
+  timed bench/run.sh --quick --servers scalws,nginx,h2o
+fi
 
 if ! wait "$builds_pid"; then
   cat build/background-builds.log
@@ -73,8 +79,4 @@ if ! wait "$prepare_pid"; then
 fi
 timed ./deploy/test-deb.sh
 
-if [ -x bench/run.sh ]; then
-  # Both peers, so h2o's configs are checked too (answers only; a few seconds each).
-  timed bench/run.sh --quick --servers scalws,nginx,h2o
-fi
 echo "test.sh: all green in $(($(date +%s) - started)) s"
