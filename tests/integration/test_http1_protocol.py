@@ -274,6 +274,36 @@ def test_requests_after_connection_close_are_not_answered(server):
     assert data[end:] == b"" and how == "eof"
 
 
+def test_a_close_with_nothing_more_from_the_client_is_immediate(server):
+    # The request was read whole and nothing followed it: the server closes outright after
+    # the response (nginx's rule) instead of lingering, so what the client sends afterwards
+    # meets a reset. Bytes behind a Connection: close request (the test above) still get a
+    # lingering close.
+    with Client(server.port) as c:
+        c.send(req("/r1", extra=b"Connection: close\r\n"))
+        data, how = c.read_until_close()
+        resp, end = parse_one(data)
+        assert resp.body == b"resp-1\n" and data[end:] == b"" and how == "eof"
+        with pytest.raises((ConnectionResetError, BrokenPipeError)):
+            for _ in range(50):  # 1 s, well inside the 2 s a lingering close would drain
+                c.send(b"x")
+                time.sleep(0.02)
+
+
+def test_a_body_left_unread_gets_a_lingering_close(server):
+    # A respond route does not read the body; the client is still sending it when the
+    # answer comes, so the server drains instead of resetting (no error while it sends).
+    with Client(server.port) as c:
+        c.send(req("/r1", method="POST",
+                   extra=b"Connection: close\r\nContent-Length: 100000\r\n") + b"y" * 1000)
+        data, how = c.read_until_close()
+        resp, _ = parse_one(data)
+        assert resp.body == b"resp-1\n" and how == "eof"
+        for _ in range(20):
+            c.send(b"y" * 1000)
+            time.sleep(0.02)
+
+
 def test_many_concurrent_connections(server):
     clients = [Client(server.port) for _ in range(200)]
     try:

@@ -334,6 +334,7 @@ void Connection::process() {
     if (r.outcome == RequestCodec::Outcome::kMessageComplete) continue;  // kRequestDone
     if (r.outcome == RequestCodec::Outcome::kStopped) {
       close_after_response_ = true;
+      request_read_whole_ = false;
       moveTo(State::kRequestDone);
       continue;
     }
@@ -347,6 +348,7 @@ void Connection::process() {
 
 bool Connection::onRequestHead(Request& request) {
   moveTo(State::kReadingBody);
+  request_read_whole_ = false;
   // The head ends somewhere before read_len_; body bytes beyond it may be overwritten once
   // consumed, the head itself must stay (the Request views it).
   body_start_ = read_len_;
@@ -388,6 +390,7 @@ void Connection::onRequestBody(std::string_view data) {
 }
 
 void Connection::onRequestComplete() {
+  request_read_whole_ = true;
   moveTo(State::kRequestDone);
   if (timer_ == Timer::kBody) armTimer(Timer::kNone);
   deliverBodyEnd();
@@ -395,6 +398,7 @@ void Connection::onRequestComplete() {
 
 void Connection::onCodecError(uint16_t status, const char* reason) {
   LOG_DEBUG("request error %u: %s", status, reason);
+  request_read_whole_ = false;  // the rest of a bad request may still be on its way
   abortInFlight();
   if (responseStarted()) {
     // A handler answered before the codec found the request bad (a malformed chunked
@@ -492,16 +496,35 @@ void Connection::afterIdle() {
 }
 
 void Connection::startLingering() {
-  // Close politely: stop sending, then read and drop what the client still sends for a
-  // moment, so our final response is not destroyed by a reset (nginx's lingering close).
   if (read_eof_) {
     close();  // the client already finished sending: nothing to drain
     return;
   }
+  if (clientDoneSending()) {
+    // Closing now sends a FIN, not a reset: no shutdown, wakeup and read per connection
+    // for a client that sent Connection: close.
+    if (peer_.tls) transport_->shutdownWrite();  // close_notify: the end is no truncation
+    close();
+    return;
+  }
+  // Close politely: stop sending, then read and drop what the client still sends for a
+  // moment, so our final response is not destroyed by a reset (nginx's lingering close).
   beginLinger();
   releaseReadBuffer();
   armTimer(Timer::kLinger);
   updatePoll();
+}
+
+bool Connection::clientDoneSending() {
+  // nginx's rule: linger only when the client may still be sending — a request body not
+  // read to its end, bytes read but not parsed (pipelined), or bytes waiting in the socket.
+  if (!request_read_whole_ || parse_pos_ != read_len_ || transport_->hasBufferedInput()) {
+    return false;
+  }
+  char probe;
+  ssize_t n = transport_->read(&probe, 1);
+  if (n > 0) return false;
+  return n == 0 || errno == EAGAIN || errno == EWOULDBLOCK;
 }
 
 void Connection::onWritable() {

@@ -73,7 +73,7 @@ class Connection final : public SocketConnection<Connection>,
     kRequestDone,   // the whole request is in (or will not be read): the response ends it
     kTunnel,        // after a 101: bytes both ways, unframed, between client and handler
     kTunnelPaused,  // the handler asked for no more client bytes for now
-    kLingering,     // final response sent, write side shut; draining what the client sends
+    kLingering,     // final response sent; closing, or write side shut and draining the client
     kClosed,        // uv_close issued; waiting for the close callback
   };
   // How the response's body is framed (RFC 9112 §6): none (HEAD, 204, 304), as is
@@ -104,6 +104,9 @@ class Connection final : public SocketConnection<Connection>,
   void flushOutput();
   void afterIdle();
   void startLingering();
+  // At a close after a response: true when the client has nothing more on its way that a
+  // close could turn into a reset of our response.
+  bool clientDoneSending();
   void close();
   void updatePoll();
   void armTimer(Timer timer);
@@ -146,6 +149,9 @@ class Connection final : public SocketConnection<Connection>,
   bool close_after_response_ = false;
   bool shutting_down_ = false;
   bool read_eof_ = false;
+  // The last request was read to its end (head and body); false for a request cut short by
+  // an error or the response, and for a tunnel, whose client may still be sending.
+  bool request_read_whole_ = false;
   uint32_t requests_served_ = 0;
 
   ByteQueue::Mark response_mark_;  // where the current response starts in out_

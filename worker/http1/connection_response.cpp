@@ -20,6 +20,7 @@ void Connection::sendHead(const ResponseHead& head) noexcept {
     appendResponseHead(out_, head, framing, loop_.date().headerLine(),
                        snapshot_->serverHeaderLine());
     framing_ = BodyFraming::kPlain;
+    request_read_whole_ = false;  // the client's bytes go on, unframed
     moveTo(State::kTunnel);
     armTimer(Timer::kNone);  // the handler keeps the tunnel's idle timeout
     if (!in_dispatch_) flushOutput();
