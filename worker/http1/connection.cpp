@@ -45,7 +45,7 @@ Connection::~Connection() {
 }
 
 bool Connection::start() {
-  if (!startPolling()) return false;
+  startPolling();
   // The first request's head must arrive within header_timeout of the accept.
   armTimer(Timer::kHeader);
   updatePoll();

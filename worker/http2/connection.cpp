@@ -34,7 +34,7 @@ Connection::~Connection() = default;
 
 bool Connection::start() {
   if (!session_.valid()) return false;
-  if (!startPolling()) return false;
+  startPolling();
   armTimer(Timer::kHeader);
   flush();  // the server connection preface: our SETTINGS (RFC 9113 §3.4)
   return true;

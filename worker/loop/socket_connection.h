@@ -1,11 +1,11 @@
-// What every client connection does with its socket, whatever its protocol: the poll
-// registration (kept lazily, see poll_interest.h), the transport, writing the output queue
+// What every client connection does with its socket, whatever its protocol: its watch in
+// the loop's SocketPoller (registered lazily), the transport, writing the output queue
 // with the loop's byte counter, the lingering close, and the end — the fd closed, the
-// loop told, the object deleted — in the close callback of the poll handle, never inside
-// one of the connection's own callbacks. HTTP/1.1's and HTTP/2's connections derive from
+// loop told, the object deleted — in the poller's closed callback on a later turn, never
+// inside one of the connection's own callbacks. HTTP/1.1's and HTTP/2's connections derive from
 // it; the protocol keeps its codec and its state, and decides which timeout runs.
 //
-// `Derived` receives poll events through a static trampoline (no virtual call per event):
+// `Derived` receives socket events through a static trampoline (no virtual call per event):
 // it declares `void onSocketEvent(int status, int events)`.
 #pragma once
 
@@ -19,7 +19,7 @@
 
 #include "common/config/site_config.h"
 #include "worker/http/request.h"
-#include "worker/loop/poll_interest.h"
+#include "worker/loop/socket_poller.h"
 #include "worker/loop/timeout_queue.h"
 #include "worker/loop/worker_loop.h"
 #include "worker/net/byte_queue.h"
@@ -40,9 +40,7 @@ class SocketConnection : public ClientConnection, protected TimeoutEntry {
 
  protected:
   SocketConnection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
-      : loop_(loop), transport_(std::move(transport)), peer_(peer), out_(loop.buffers()) {
-    poll_.data = this;
-  }
+      : loop_(loop), transport_(std::move(transport)), peer_(peer), out_(loop.buffers()) {}
   ~SocketConnection() override { loop_.disarmTimeout(*this); }
 
   // The connection's one timeout at a time; `Derived` implements onTimeout() and reads
@@ -80,10 +78,12 @@ class SocketConnection : public ClientConnection, protected TimeoutEntry {
     return fired;
   }
 
-  // False when the socket cannot be watched: the caller closes the fd and frees this.
-  bool startPolling() { return uv_poll_init(loop_.uv(), &poll_, transport_->fd()) == 0; }
+  // Binds the socket to the loop's poller; nothing is watched until watch().
+  void startPolling() {
+    loop_.poller().attach(watch_, transport_->fd(), this, &SocketConnection::onPoll);
+  }
   // UV_READABLE | UV_WRITABLE, or 0.
-  void watch(int events) { interest_.want(&poll_, events, &SocketConnection::onPoll); }
+  void watch(int events) { loop_.poller().want(watch_, events); }
 
   // Writes what the queue holds, as much as the socket takes.
   ByteQueue::FlushResult writeOutput() {
@@ -110,11 +110,11 @@ class SocketConnection : public ClientConnection, protected TimeoutEntry {
     return linger_bytes_ <= kLingerMaxBytes;
   }
 
-  // The end: drops pending output and closes the poll handle; the close callback closes
-  // the fd, unregisters from the loop and deletes the connection. Call once.
+  // The end: drops pending output and releases the watch; the closed callback closes the
+  // fd, unregisters from the loop and deletes the connection. Call once.
   void closeSocket() {
     out_.clear();
-    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), &SocketConnection::onClosed);
+    loop_.poller().release(watch_, &SocketConnection::onClosed);
   }
 
   WorkerLoop& loop_;
@@ -124,20 +124,17 @@ class SocketConnection : public ClientConnection, protected TimeoutEntry {
   Timer timer_ = Timer::kNone;
 
  private:
-  static void onPoll(uv_poll_t* handle, int status, int events) {
-    auto* self = static_cast<SocketConnection*>(handle->data);
-    if (status >= 0) events = self->interest_.filter(handle, events);
-    static_cast<Derived*>(self)->onSocketEvent(status, events);
+  static void onPoll(void* owner, int status, int events) {
+    static_cast<Derived*>(static_cast<SocketConnection*>(owner))->onSocketEvent(status, events);
   }
-  static void onClosed(uv_handle_t* handle) {
-    auto* self = static_cast<SocketConnection*>(handle->data);
+  static void onClosed(void* owner) {
+    auto* self = static_cast<SocketConnection*>(owner);
     ::close(self->transport_->fd());
     self->loop_.onConnectionClosed(self);
     delete static_cast<Derived*>(self);
   }
 
-  uv_poll_t poll_{};
-  PollInterest interest_;
+  SocketPoller::Watch watch_;
   size_t linger_bytes_ = 0;
 };
 

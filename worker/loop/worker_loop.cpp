@@ -31,7 +31,13 @@ constexpr std::string_view kOverloaded =
 WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
                        std::shared_ptr<const ConfigSnapshot> snapshot, int access_log_fd,
                        LoopMetricsSetup metrics)
-    : uv_(uv), index_(index & 0xff), snapshot_(std::move(snapshot)), metrics_(metrics) {
+    : uv_(uv),
+      index_(index & 0xff),
+      snapshot_(std::move(snapshot)),
+      poller_(uv),
+      metrics_(metrics) {
+  // Without its epoll set every client connection fails at its first watch and is closed.
+  if (common::Status s = poller_.start(); !s.ok()) LOG_ERROR("%s", s.message().c_str());
   counters_ = metrics_.area != nullptr ? metrics_.area->slot(metrics_.slot) : nullptr;
   if (counters_ == nullptr) {
     own_counters_ = std::make_unique<LoopCounters>();
@@ -400,6 +406,7 @@ void WorkerLoop::maybeFinishShutdown() {
   // Kept connections to PHP pools and upstreams are handles too.
   locals_.loopStopping();
   // Closing the last handles lets uv_run return.
+  poller_.close();
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&second_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&shutdown_timer_), nullptr);

@@ -20,6 +20,7 @@
 #include "worker/access_log.h"
 #include "worker/loop/loop_local.h"
 #include "worker/loop/protocols.h"
+#include "worker/loop/socket_poller.h"
 #include "worker/loop/timeout_queue.h"
 #include "worker/metrics/loop_counters.h"
 #include "worker/metrics/metrics_area.h"
@@ -87,6 +88,8 @@ class WorkerLoop {
   uv_loop_t* uv() const { return uv_; }
   const std::shared_ptr<const ConfigSnapshot>& snapshot() const { return snapshot_; }
   BufferPool& buffers() { return buffers_; }
+  // Where client connections watch their sockets.
+  SocketPoller& poller() { return poller_; }
   common::DateCache& date() { return date_; }
   AccessLog* accessLog() { return access_log_.get(); }
   // This loop's instance of a handler's per-loop state (loop_local.h), made on first use.
@@ -154,6 +157,7 @@ class WorkerLoop {
   uint64_t request_counter_ = 0;
 
   BufferPool buffers_;
+  SocketPoller poller_;
   common::DateCache date_;
   TimeoutQueue timeouts_;
   uv_timer_t timer_{};

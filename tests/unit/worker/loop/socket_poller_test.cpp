@@ -1,0 +1,204 @@
+// The poller on a real uv loop with socket pairs: events in libuv's words, the lazy
+// registration, errors, and releases that take effect at once but free on a later turn.
+#include "worker/loop/socket_poller.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace scalws::worker {
+namespace {
+
+using Event = std::pair<int, int>;  // (status, events)
+
+struct Socket {
+  SocketPoller::Watch watch;
+  int fds[2] = {-1, -1};
+  std::vector<Event> events;  // as delivered
+  int closed = 0;
+  // Run from the callback, to test what a callback may do.
+  std::function<void()> on_event;
+
+  Socket() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0); }
+  ~Socket() {
+    for (int fd : fds) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  static void onEvent(void* owner, int status, int events) {
+    auto* s = static_cast<Socket*>(owner);
+    s->events.emplace_back(status, events);
+    if (s->on_event) s->on_event();
+  }
+  static void onClosed(void* owner) { ++static_cast<Socket*>(owner)->closed; }
+  void peerWrites() { ASSERT_EQ(write(fds[1], "a", 1), 1); }
+  void drain() {
+    char buf[64];
+    while (read(fds[0], buf, sizeof(buf)) > 0) {
+    }
+  }
+};
+
+class SocketPollerTest : public ::testing::Test {
+ protected:
+  SocketPollerTest() {
+    uv_loop_init(&loop_);
+    poller_ = std::make_unique<SocketPoller>(&loop_);
+    EXPECT_TRUE(poller_->start().ok());
+  }
+  ~SocketPollerTest() override {
+    poller_->close();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    EXPECT_EQ(uv_loop_close(&loop_), 0);
+  }
+  void attach(Socket& s) { poller_->attach(s.watch, s.fds[0], &s, &Socket::onEvent); }
+  void turn() { uv_run(&loop_, UV_RUN_NOWAIT); }
+
+  uv_loop_t loop_{};
+  std::unique_ptr<SocketPoller> poller_;
+};
+
+TEST_F(SocketPollerTest, DeliversWhatIsWantedInLibuvsWords) {
+  Socket s;
+  attach(s);
+  turn();
+  EXPECT_TRUE(s.events.empty());  // attached, nothing wanted: not even writable
+  poller_->want(s.watch, UV_READABLE);
+  turn();
+  EXPECT_TRUE(s.events.empty());  // nothing to read yet
+  s.peerWrites();
+  turn();
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0], Event(0, UV_READABLE));
+  s.drain();
+  s.events.clear();
+  poller_->want(s.watch, UV_READABLE | UV_WRITABLE);
+  turn();
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0], Event(0, UV_WRITABLE));
+  poller_->release(s.watch, &Socket::onClosed);
+  turn();
+  EXPECT_EQ(s.closed, 1);
+}
+
+TEST_F(SocketPollerTest, WantingNothingKeepsTheRegistrationUntilAnEventDropsIt) {
+  Socket s;
+  attach(s);
+  poller_->want(s.watch, UV_READABLE);
+  poller_->want(s.watch, 0);
+  s.peerWrites();
+  turn();  // the event finds nothing wanted: no callback, and the socket leaves the set
+  turn();
+  EXPECT_TRUE(s.events.empty());
+  poller_->want(s.watch, UV_READABLE);  // registered again: the byte is still there
+  turn();
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0], Event(0, UV_READABLE));
+  poller_->release(s.watch, &Socket::onClosed);
+  turn();
+}
+
+TEST_F(SocketPollerTest, AHangUpIsReportedAsWhatTheSocketWaitsFor) {
+  Socket s;
+  attach(s);
+  poller_->want(s.watch, UV_READABLE);
+  close(s.fds[1]);
+  s.fds[1] = -1;
+  turn();
+  ASSERT_FALSE(s.events.empty());
+  EXPECT_EQ(s.events[0], Event(0, UV_READABLE));
+  poller_->release(s.watch, &Socket::onClosed);
+  turn();
+}
+
+TEST_F(SocketPollerTest, ASocketErrorStopsTheWatchWithAnErrorStatus) {
+  Socket s;
+  attach(s);
+  poller_->want(s.watch, UV_READABLE | UV_WRITABLE);
+  // A TCP reset is EPOLLERR: a listener on loopback, a client that is reset.
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  int client = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  int server = accept(listener, nullptr, nullptr);
+  ASSERT_GE(server, 0);
+  linger hard{1, 0};
+  setsockopt(server, SOL_SOCKET, SO_LINGER, &hard, sizeof(hard));
+  close(server);  // RST to the client
+  Socket t;
+  close(t.fds[0]);
+  t.fds[0] = client;
+  poller_->attach(t.watch, client, &t, &Socket::onEvent);
+  poller_->want(t.watch, UV_READABLE);
+  for (int i = 0; i < 10 && t.events.empty(); ++i) turn();
+  ASSERT_FALSE(t.events.empty());
+  EXPECT_EQ(t.events[0], Event(UV_EBADF, 0));
+  t.events.clear();
+  turn();
+  EXPECT_TRUE(t.events.empty());  // out of the set: reported once
+  poller_->release(t.watch, &Socket::onClosed);
+  poller_->release(s.watch, &Socket::onClosed);
+  turn();
+  EXPECT_EQ(t.closed, 1);
+  close(listener);
+}
+
+TEST_F(SocketPollerTest, AReleaseInsideACallbackSilencesTheOtherAndFreesOnALaterTurn) {
+  Socket a;
+  Socket b;
+  attach(a);
+  attach(b);
+  poller_->want(a.watch, UV_WRITABLE);
+  poller_->want(b.watch, UV_WRITABLE);
+  // Whichever comes first releases both; the other gets no event from the same batch, and
+  // neither is told it closed inside the callback.
+  bool released = false;
+  auto releaseBoth = [&] {
+    if (released) return;
+    released = true;
+    poller_->release(a.watch, &Socket::onClosed);
+    poller_->release(b.watch, &Socket::onClosed);
+    EXPECT_EQ(a.closed + b.closed, 0);
+  };
+  a.on_event = releaseBoth;
+  b.on_event = releaseBoth;
+  turn();
+  EXPECT_EQ(a.events.size() + b.events.size(), 1u);
+  turn();
+  EXPECT_EQ(a.closed, 1);
+  EXPECT_EQ(b.closed, 1);
+}
+
+TEST_F(SocketPollerTest, ARegistrationEpollRefusesIsAnErrorOnALaterTurn) {
+  Socket s;
+  // A regular file cannot be in an epoll set (EPERM).
+  char path[] = "/tmp/socket_poller_testXXXXXX";
+  int file = mkstemp(path);
+  ASSERT_GE(file, 0);
+  unlink(path);
+  poller_->attach(s.watch, file, &s, &Socket::onEvent);
+  poller_->want(s.watch, UV_READABLE);
+  EXPECT_TRUE(s.events.empty());  // not from inside want()
+  turn();
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0], Event(UV_EPERM, 0));
+  poller_->release(s.watch, &Socket::onClosed);
+  turn();
+  EXPECT_EQ(s.closed, 1);
+  close(file);
+}
+
+}  // namespace
+}  // namespace scalws::worker
