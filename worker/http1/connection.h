@@ -4,9 +4,9 @@
 // pipelined requests already in the buffer are parsed only after the previous response
 // finished.
 //
-// Lifetime: owned by its WorkerLoop; it is destroyed from the libuv close callback of its
-// poll handle (SocketConnection), never inside one of its own callbacks. An asynchronous handler
-// that still holds the writer when the connection dies gets InFlight::abort() first.
+// Lifetime: owned by its WorkerLoop; it is destroyed from the closed callback of its socket's
+// watch (SocketConnection), on a later turn, never inside one of its own callbacks. An asynchronous
+// handler that still holds the writer when the connection dies gets InFlight::abort() first.
 #pragma once
 
 #include <uv.h>
@@ -74,7 +74,7 @@ class Connection final : public SocketConnection<Connection>,
     kTunnel,        // after a 101: bytes both ways, unframed, between client and handler
     kTunnelPaused,  // the handler asked for no more client bytes for now
     kLingering,     // final response sent; closing, or write side shut and draining the client
-    kClosed,        // uv_close issued; waiting for the close callback
+    kClosed,        // watch released; waiting for the closed callback
   };
   // How the response's body is framed (RFC 9112 §6): none (HEAD, 204, 304), as is
   // (Content-Length or close-delimited), or chunked.

@@ -13,8 +13,8 @@
 // Reload: streams finish on the snapshot they started on; new streams move to the loop's
 // current one (two snapshots at most are held at a time).
 //
-// Lifetime: owned by its WorkerLoop; destroyed in the close callback of its poll handle
-// (SocketConnection).
+// Lifetime: owned by its WorkerLoop; destroyed in the closed callback of its socket's watch
+// (SocketConnection), on a later turn of the loop.
 // Streams still answering when it dies get InFlight::abort() first.
 #pragma once
 
