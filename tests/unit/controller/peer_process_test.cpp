@@ -148,11 +148,14 @@ class PeerProcessTest : public ::testing::Test {
                     .ok());
   }
 
-  // hello -> config -> ready.
-  void handshake() {
-    spawned();
-    request("hello", ipc::HelloArgs{child_, "web", "00ab", std::nullopt}.encode());
+  // hello, answered with the config.
+  void configure(const char* attach_address = "00ab") {
+    request("hello", ipc::HelloArgs{child_, "web", attach_address, std::nullopt}.encode());
     ASSERT_TRUE(loop_.runUntil([&] { return owner_->configured == 1; }));
+  }
+
+  // ready, serving; the peer is ready once it returns.
+  void sendReady() {
     ipc::ReadyArgs ready;
     ready.ok = true;
     ready.pid = child_;
@@ -160,6 +163,13 @@ class PeerProcessTest : public ::testing::Test {
     ready.sandbox.no_new_privs = true;
     request("ready", ready.encode());
     ASSERT_TRUE(loop_.runUntil([&] { return owner_->ready.has_value(); }));
+  }
+
+  // hello -> config -> ready.
+  void handshake() {
+    spawned();
+    configure();
+    sendReady();
   }
 
   // The child is gone and reaped, by the PeerProcess (a spawned one) or here.
@@ -232,8 +242,7 @@ TEST_F(PeerProcessTest, ARefusedStepFailsTheStartAndKillsIt) {
 
 TEST_F(PeerProcessTest, AReadyThatSaysItFailedFailsTheStartInPrintableWords) {
   spawned();
-  request("hello", ipc::HelloArgs{child_, "web", "", std::nullopt}.encode());
-  ASSERT_TRUE(loop_.runUntil([&] { return owner_->configured == 1; }));
+  configure("");
   ipc::ReadyArgs ready;
   ready.ok = false;
   ready.pid = child_;
@@ -276,14 +285,8 @@ TEST_F(PeerProcessTest, MetricsOnlyOnceReadyAndNeverAFloodOrAnOversizedOne) {
   metric(1);  // before ready: not yet known to be this process
   loop_.spin(10);
   EXPECT_TRUE(owner_->metrics.empty());
-  request("hello", ipc::HelloArgs{child_, "web", "00ab", std::nullopt}.encode());
-  ASSERT_TRUE(loop_.runUntil([&] { return owner_->configured == 1; }));
-  ipc::ReadyArgs ready;
-  ready.ok = true;
-  ready.pid = child_;
-  ready.loops = 1;
-  request("ready", ready.encode());
-  ASSERT_TRUE(loop_.runUntil([&] { return owner_->ready.has_value(); }));
+  configure();
+  sendReady();
   metric(2, kMaxMetricsBytes);
   for (int i = 0; i < 100; ++i) metric(3);
   fence();
