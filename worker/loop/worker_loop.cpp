@@ -54,6 +54,9 @@ WorkerLoop::WorkerLoop(uv_loop_t* uv, uint32_t index,
   reject_timer_.data = this;
   uv_async_init(uv_, &async_, &WorkerLoop::onAsync);
   async_.data = this;
+  uv_prepare_init(uv_, &turn_prepare_);
+  turn_prepare_.data = this;
+  uv_prepare_start(&turn_prepare_, &WorkerLoop::onPrepare);
   if (access_log_fd >= 0) {
     access_log_ = std::make_unique<AccessLog>(access_log_fd, snapshot_->server().access_log_format);
   }
@@ -306,6 +309,10 @@ void WorkerLoop::onTimer(uv_timer_t* timer) {
   self->scheduleTimer();
 }
 
+void WorkerLoop::onPrepare(uv_prepare_t* prepare) {
+  ++static_cast<WorkerLoop*>(prepare->data)->turn_;
+}
+
 void WorkerLoop::onSecondTimer(uv_timer_t* timer) {
   auto* self = static_cast<WorkerLoop*>(timer->data);
   if (self->access_log_) self->access_log_->flush();
@@ -413,6 +420,7 @@ void WorkerLoop::maybeFinishShutdown() {
   closeRejected();
   uv_close(reinterpret_cast<uv_handle_t*>(&reject_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&turn_prepare_), nullptr);
   if (on_drained_) on_drained_();
 }
 

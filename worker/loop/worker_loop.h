@@ -98,6 +98,10 @@ class WorkerLoop {
     return locals_.get<T>(*this);
   }
   uint64_t nextRequestId() { return (++request_counter_ << 8) | index_; }
+  // Which turn of the loop this is: it changes right before every wait for events, so
+  // what runs under one number ran without blocking in between (the open-file cache's
+  // check mode lets one statx serve a turn). Starts at 1.
+  uint64_t turn() const { return turn_; }
   void armTimeout(TimeoutEntry& entry, uint64_t duration_ms);
   void disarmTimeout(TimeoutEntry& entry) { timeouts_.disarm(entry); }
   // Starts the protocol's connection on an accepted socket whose protocol is settled
@@ -128,6 +132,7 @@ class WorkerLoop {
   static void onTimer(uv_timer_t* timer);
   static void onSecondTimer(uv_timer_t* timer);
   static void onShutdownTimer(uv_timer_t* timer);
+  static void onPrepare(uv_prepare_t* prepare);
   static void onAsync(uv_async_t* async);
 
   void acceptFrom(Listener& listener);
@@ -155,6 +160,8 @@ class WorkerLoop {
   ClientConnection* connections_ = nullptr;
   size_t connection_count_ = 0;
   uint64_t request_counter_ = 0;
+  uint64_t turn_ = 1;
+  uv_prepare_t turn_prepare_{};
 
   BufferPool buffers_;
   SocketPoller poller_;

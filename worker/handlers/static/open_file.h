@@ -75,6 +75,7 @@ class OpenFile final : public RefCounted {
   OpenFile* lru_prev_ = nullptr;
   OpenFile* lru_next_ = nullptr;
   uint64_t checked_at_ms_ = 0;
+  uint64_t checked_turn_ = 0;
   bool in_cache_ = false;
 };
 

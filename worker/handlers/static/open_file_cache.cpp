@@ -72,6 +72,8 @@ FileResult OpenFileCache::acquire(const FileLookup& lookup) noexcept {
     if (lookup.policy.mode == Mode::kValid &&
         lookup.now_ms - f->checked_at_ms_ < lookup.policy.valid_for) {
       usable = true;
+    } else if (lookup.turn != 0 && f->checked_turn_ == lookup.turn) {
+      usable = true;  // checked (or opened) earlier in this same turn
     } else {
       // check: the one syscall of a hit.
       FileIdentity now;
@@ -80,7 +82,10 @@ FileResult OpenFileCache::acquire(const FileLookup& lookup) noexcept {
       } else {
         usable = f->missing() && isMissing(errno);
       }
-      if (usable) f->checked_at_ms_ = lookup.now_ms;
+      if (usable) {
+        f->checked_at_ms_ = lookup.now_ms;
+        f->checked_turn_ = lookup.turn;
+      }
     }
     if (usable) {
       if (counters_ != nullptr) counters_->file_cache_hits.add();
@@ -108,6 +113,7 @@ FileResult OpenFileCache::openFresh(const FileLookup& lookup, bool cacheable) no
     if (cacheable && lookup.remember_missing && isMissing(err)) {
       auto* negative = new OpenFile(scratch_, path_offset_, -1, FileIdentity{});
       negative->checked_at_ms_ = lookup.now_ms;
+      negative->checked_turn_ = lookup.turn;
       insert(negative);
     }
     return FileResult{nullptr, err};
@@ -132,6 +138,7 @@ FileResult OpenFileCache::openFresh(const FileLookup& lookup, bool cacheable) no
     f->keepBytes();
   }
   f->checked_at_ms_ = lookup.now_ms;
+  f->checked_turn_ = lookup.turn;
   insert(f);
   f->retain();
   return FileResult{f, 0};

@@ -4,9 +4,12 @@
 //
 // Modes (per route, `open_file_cache`):
 // - off:       every request opens the file; nothing is kept.
-// - check:     a hit costs exactly one statx of the path; the entry is used only when dev,
-//              ino, size, mtime and ctime all still match, else it is dropped and the file
-//              opened again. A changed, replaced or deleted file is never served stale.
+// - check:     a hit costs one statx of the path per loop turn; the entry is used only when
+//              dev, ino, size, mtime and ctime all still match, else it is dropped and the
+//              file opened again. Requests the loop handles in one turn (between two waits
+//              for events, so microseconds apart and none blocked in between) share that
+//              statx, as h2o's file cache lives one loop iteration: a changed, replaced or
+//              deleted file is served stale at most until the turn in progress ends.
 // - valid:<d>: an entry is trusted for <d> after its last check, then checked as above.
 // Served bytes always come from an fd opened by DocRoot::openFile (openat2 beneath the
 // root): a path statx that matches the identity proves the path still names that same
@@ -46,6 +49,9 @@ struct FileLookup {
   bool remember_missing = false;
   common::config::OpenFileCacheConfig policy;
   uint64_t now_ms = 0;
+  // The loop's turn (WorkerLoop::turn()): an entry checked in this turn is not checked
+  // again. 0 is no turn: every hit is checked.
+  uint64_t turn = 0;
 };
 
 struct FileResult {

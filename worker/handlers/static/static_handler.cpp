@@ -56,21 +56,22 @@ StaticHandler::StaticHandler(const common::config::StaticAction& action, DocRoot
 
 void StaticHandler::handle(Request& request, ResponseWriter& writer) noexcept {
   WorkerLoop& loop = *request.loop;
-  serve(request, writer, loop.local<OpenFileCache>(), uv_now(loop.uv()));
+  serve(request, writer, loop.local<OpenFileCache>(), uv_now(loop.uv()), loop.turn());
 }
 
-FileLookup StaticHandler::lookup(std::string_view path, uint64_t now_ms) const {
+FileLookup StaticHandler::lookup(std::string_view path, uint64_t now_ms, uint64_t turn) const {
   FileLookup l;
   l.root = &root_;
   l.scope = scope_;
   l.path = path;
   l.policy = policy_;
   l.now_ms = now_ms;
+  l.turn = turn;
   return l;
 }
 
 void StaticHandler::serve(Request& request, ResponseWriter& writer, OpenFileCache& cache,
-                          uint64_t now_ms) const noexcept {
+                          uint64_t now_ms, uint64_t turn) const noexcept {
   if (request.method != Method::kGet && request.method != Method::kHead) {
     const HeaderField allow[] = {{"Allow", "GET, HEAD"}};
     sendError(request, writer, 405, allow);
@@ -91,7 +92,7 @@ void StaticHandler::serve(Request& request, ResponseWriter& writer, OpenFileCach
   if (path.directory) {
     for (const std::string& index : index_) {
       std::string_view candidate = concat(*request.arena, path.relative, index);
-      FileResult r = cache.acquire(lookup(candidate, now_ms));
+      FileResult r = cache.acquire(lookup(candidate, now_ms, turn));
       if (r.file != nullptr) {
         file = r.file;
         file_path = candidate;
@@ -108,7 +109,7 @@ void StaticHandler::serve(Request& request, ResponseWriter& writer, OpenFileCach
       return;
     }
   } else {
-    FileResult r = cache.acquire(lookup(path.relative, now_ms));
+    FileResult r = cache.acquire(lookup(path.relative, now_ms, turn));
     if (r.file == nullptr) {
       if (r.error == EISDIR) {
         std::string_view location =
@@ -131,7 +132,7 @@ void StaticHandler::serve(Request& request, ResponseWriter& writer, OpenFileCach
     options.vary_accept_encoding = true;
     CodingPreference preference = preferredCodings(request, precompressed_);
     for (size_t i = 0; i < preference.count; ++i) {
-      FileLookup l = lookup(file_path, now_ms);
+      FileLookup l = lookup(file_path, now_ms, turn);
       l.suffix = variantSuffix(preference.order[i]);
       l.variant = true;
       l.remember_missing = true;

@@ -45,17 +45,18 @@ class StaticHandler final : public Handler {
   void handle(Request& request, ResponseWriter& writer) noexcept override;
   std::string_view actionName() const noexcept override { return "static"; }
 
-  // handle() with the cache and the clock (milliseconds, monotonic) given: what handle()
-  // does with the request's loop, and what tests call directly.
-  void serve(Request& request, ResponseWriter& writer, OpenFileCache& cache,
-             uint64_t now_ms) const noexcept;
+  // handle() with the cache, the clock (milliseconds, monotonic) and the loop's turn
+  // (FileLookup::turn) given: what handle() does with the request's loop, and what tests
+  // call directly.
+  void serve(Request& request, ResponseWriter& writer, OpenFileCache& cache, uint64_t now_ms,
+             uint64_t turn) const noexcept;
 
   const DocRoot& root() const { return root_; }
 
  private:
   StaticHandler(const common::config::StaticAction& action, DocRoot root);
 
-  FileLookup lookup(std::string_view path, uint64_t now_ms) const;
+  FileLookup lookup(std::string_view path, uint64_t now_ms, uint64_t turn) const;
   void answerDirectoryWithoutIndex(Request& request, ResponseWriter& writer,
                                    std::string_view relative) const noexcept;
   void answerOpenError(Request& request, ResponseWriter& writer, int error) const noexcept;

@@ -167,6 +167,20 @@ TEST_F(WorkerLoopTest, AcceptsAndStartsTheProtocolsConnection) {
   ::close(b);
 }
 
+TEST_F(WorkerLoopTest, EveryWaitForEventsStartsANewTurn) {
+  static const ProtocolTable fake{&startFake, &startFake};
+  make("", fake);
+  uint64_t first = loop_->turn();
+  EXPECT_GE(first, 1u);  // 0 means "no turn" to the open-file cache
+  uv_run(&uv_, UV_RUN_NOWAIT);
+  uint64_t second = loop_->turn();
+  EXPECT_EQ(second, first + 1);
+  uv_run(&uv_, UV_RUN_NOWAIT);
+  uv_run(&uv_, UV_RUN_NOWAIT);
+  EXPECT_EQ(loop_->turn(), second + 2);
+  shutdownLoop();
+}
+
 TEST_F(WorkerLoopTest, ShutdownEndsConnectionsAndStopsAccepting) {
   static const ProtocolTable fake{&startFake, &startFake};
   make("", fake);

@@ -31,7 +31,7 @@ class OpenFileCacheTest : public ::testing::Test {
   }
 
   FileLookup lookup(std::string_view path, Mode mode = Mode::kCheck, uint64_t now = 0,
-                    uint64_t valid_for = 0) {
+                    uint64_t valid_for = 0, uint64_t turn = 0) {
     FileLookup l;
     l.root = &root_;
     l.scope = "scope";
@@ -39,6 +39,7 @@ class OpenFileCacheTest : public ::testing::Test {
     l.policy.mode = mode;
     l.policy.valid_for = valid_for;
     l.now_ms = now;
+    l.turn = turn;
     return l;
   }
 
@@ -90,6 +91,33 @@ TEST_F(OpenFileCacheTest, CheckModeSeesAChangedFile) {
   EXPECT_EQ(after.bytes, "ALPHA");
   EXPECT_NE(after.etag, before.etag);
   EXPECT_EQ(cache.size(), 1u);
+}
+
+TEST_F(OpenFileCacheTest, CheckModeChecksOncePerLoopTurn) {
+  OpenFileCache cache(OpenFileCache::Limits{});
+  tree_.setMtime("a.txt", 1000000000);
+  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, /*turn=*/7)).bytes, "alpha");
+  tree_.write("a.txt", "ALPHA");
+  tree_.setMtime("a.txt", 1000000001);
+  // Opened in turn 7: later hits of turn 7 share that look, so the change is not seen yet.
+  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 7)).bytes, "alpha");
+  // The next turn looks again and opens the new version.
+  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 8)).bytes, "ALPHA");
+  tree_.write("a.txt", "Alpha");
+  tree_.setMtime("a.txt", 1000000002);
+  // A hit checked (not opened) in turn 9 covers the rest of turn 9 too.
+  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 9)).bytes, "Alpha");
+  tree_.write("a.txt", "aLPHA");
+  tree_.setMtime("a.txt", 1000000003);
+  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 9)).bytes, "Alpha");
+  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 10)).bytes, "aLPHA");
+  // Turn 0 is no turn: every hit is checked.
+  tree_.write("a.txt", "alpHA");
+  tree_.setMtime("a.txt", 1000000004);
+  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 0)).bytes, "alpHA");
+  tree_.write("a.txt", "ALPha");
+  tree_.setMtime("a.txt", 1000000005);
+  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 0)).bytes, "ALPha");
 }
 
 TEST_F(OpenFileCacheTest, CheckModeSeesAReplacedAndADeletedFile) {

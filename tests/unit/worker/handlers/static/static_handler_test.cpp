@@ -58,7 +58,7 @@ class StaticHandlerTest : public ::testing::Test {
     EXPECT_TRUE(norm.ok) << raw_path;
     r.path = norm.path;
     auto w = std::make_unique<FakeWriter>();
-    handler_->serve(r, *w, cache_, now_ms_);
+    handler_->serve(r, *w, cache_, now_ms_, /*turn=*/0);
     EXPECT_EQ(w->heads, 1);
     EXPECT_EQ(w->finished, 1);
     return w;
