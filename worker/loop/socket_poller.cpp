@@ -17,6 +17,17 @@ int fromEpoll(uint32_t events) {
   return ((events & EPOLLIN) != 0 ? UV_READABLE : 0) | ((events & EPOLLOUT) != 0 ? UV_WRITABLE : 0);
 }
 
+// libuv applies a watcher started or changed outside its own poll to its epoll set only on
+// its next poll (uv__io_start queues it on the loop's watcher queue). Until then nothing of
+// that descriptor reaches libuv's set, so a loop that blocks in our set would not wake for
+// it: such a change must give libuv a turn at once. The queue is a private field; its first
+// word is the head's next pointer in every libuv release (void*[2] up to 1.44, then
+// struct uv__queue), which points back at the head when the queue is empty.
+bool libuvHasQueuedWatchers(const uv_loop_t* loop) {
+  const void* head = &loop->watcher_queue;
+  return *static_cast<void* const*>(head) != head;
+}
+
 }  // namespace
 
 SocketPoller::SocketPoller(uv_loop_t* loop) : loop_(loop) {}
@@ -48,6 +59,41 @@ void SocketPoller::close() {
   closed_ = true;
   uv_close(reinterpret_cast<uv_handle_t*>(&deferred_turn_), nullptr);
   if (epoll_fd_ >= 0) uv_close(reinterpret_cast<uv_handle_t*>(&ready_), nullptr);
+}
+
+bool SocketPoller::takeOverWait() {
+  if (epoll_fd_ < 0 || closed_ || waiting_) return waiting_;
+  // libuv's set must not hold ours while ours holds libuv's (epoll refuses the loop).
+  // uv_poll_stop leaves a descriptor libuv has polled in its set until an event for it
+  // comes, so it is taken out here; on failure it goes back as it was.
+  int libuv_fd = uv_backend_fd(loop_);
+  uv_poll_stop(&ready_);
+  bool was_in_libuv = ::epoll_ctl(libuv_fd, EPOLL_CTL_DEL, epoll_fd_, nullptr) == 0;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = nullptr;  // libuv's descriptor; every watch has a non-null pointer
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, libuv_fd, &ev) != 0) {
+    if (was_in_libuv) {
+      epoll_event back{};
+      back.events = EPOLLIN;
+      back.data.fd = epoll_fd_;  // what libuv registers
+      ::epoll_ctl(libuv_fd, EPOLL_CTL_ADD, epoll_fd_, &back);
+    }
+    uv_poll_start(&ready_, UV_READABLE, &SocketPoller::onReady);
+    return false;
+  }
+  waiting_ = true;
+  uv_idle_stop(&deferred_turn_);  // WorkerLoop::run calls runDeferred from now on
+  return true;
+}
+
+bool SocketPoller::wait(int timeout_ms) {
+  if (deferred_head_ != nullptr || libuvHasQueuedWatchers(loop_)) timeout_ms = 0;
+  int n = ::epoll_wait(epoll_fd_, events_, kMaxEvents, timeout_ms);
+  uv_update_time(loop_);  // the callbacks' uv_now is after the wait, as in libuv's own poll
+  bool libuv_ready = n > 0 && handleEvents(n);
+  runDeferred();
+  return libuv_ready || libuvHasQueuedWatchers(loop_);
 }
 
 void SocketPoller::attach(Watch& watch, int fd, void* owner, EventCallback on_event) {
@@ -103,9 +149,18 @@ void SocketPoller::dispatch() {
   do {
     n = ::epoll_wait(epoll_fd_, events_, kMaxEvents, 0);
   } while (n < 0 && errno == EINTR);
+  if (n > 0) handleEvents(n);
+}
+
+bool SocketPoller::handleEvents(int n) {
+  bool libuv_ready = false;
   for (int i = 0; i < n; ++i) {
+    if (events_[i].data.ptr == nullptr) {
+      libuv_ready = true;
+      continue;
+    }
     // A watch released by an earlier callback of this batch is still in memory (it is freed
-    // on a later turn) and says so.
+    // after the batch) and says so.
     Watch& watch = *static_cast<Watch*>(events_[i].data.ptr);
     if (watch.released_ || watch.registered_ == 0) continue;
     uint32_t ev = events_[i].events;
@@ -125,6 +180,7 @@ void SocketPoller::dispatch() {
     }
     watch.on_event_(watch.owner_, 0, fromEpoll(ev));
   }
+  return libuv_ready;
 }
 
 void SocketPoller::defer(Watch& watch) {
@@ -133,7 +189,7 @@ void SocketPoller::defer(Watch& watch) {
   watch.next_deferred_ = nullptr;
   *deferred_tail_ = &watch;
   deferred_tail_ = &watch.next_deferred_;
-  if (started_ && !closed_) uv_idle_start(&deferred_turn_, &SocketPoller::onIdle);
+  if (started_ && !closed_ && !waiting_) uv_idle_start(&deferred_turn_, &SocketPoller::onIdle);
 }
 
 void SocketPoller::onIdle(uv_idle_t* handle) {
@@ -159,7 +215,7 @@ void SocketPoller::runDeferred() {
       watch->on_event_(watch->owner_, status, 0);
     }
   }
-  if (deferred_head_ == nullptr && !closed_) uv_idle_stop(&deferred_turn_);
+  if (deferred_head_ == nullptr && started_ && !closed_) uv_idle_stop(&deferred_turn_);
 }
 
 }  // namespace scalws::worker

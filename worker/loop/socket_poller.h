@@ -16,6 +16,14 @@
 // contract). A registration epoll refuses (ENOMEM, ENOSPC) is reported the same deferred
 // way, as a callback with the error status.
 //
+// Two ways to be waited on. Watched: libuv's epoll set holds ours as one descriptor, and
+// every loop wake with socket events costs two epoll_waits (libuv's, then ours). Waiting
+// (WorkerLoop::run, after takeOverWait): the other way round, libuv's backend descriptor
+// joins our set and the loop's one blocking call is our epoll_wait; libuv gets a turn
+// (uv_run with UV_RUN_NOWAIT) only when its descriptors have events or its timers, idle or
+// closing handles are due. A wake with only client sockets ready then costs one
+// epoll_wait, as in a server that owns its loop.
+//
 // One per WorkerLoop, on the loop's thread.
 #pragma once
 
@@ -65,6 +73,19 @@ class SocketPoller {
   // Closes its handles (the loop's last turn); every watch must be released before.
   void close();
 
+  // Switches from being watched by libuv to waiting itself, with libuv's backend
+  // descriptor in the set. False (and still watched) when that cannot be done.
+  bool takeOverWait();
+  bool waiting() const { return waiting_; }
+  // Waiting only: one epoll_wait of at most `timeout_ms` (-1: no limit; 0 when deferred
+  // callbacks are pending), the loop's time updated, the callbacks of what it found, then
+  // the deferred callbacks. True when libuv needs a turn: its descriptors have events, or
+  // watchers started since its last poll wait to join its set (0 ms wait then).
+  bool wait(int timeout_ms);
+  // The deferred callbacks (closed and failed watches) now: WorkerLoop::run calls it after
+  // libuv's turn, whose callbacks may have released watches.
+  void runDeferred();
+
   // Binds `watch` to `fd` (non-blocking, owned by the caller) and `owner`; registers
   // nothing yet.
   void attach(Watch& watch, int fd, void* owner, EventCallback on_event);
@@ -79,7 +100,8 @@ class SocketPoller {
   static void onReady(uv_poll_t* handle, int status, int events);
   static void onIdle(uv_idle_t* handle);
   void dispatch();
-  void runDeferred();
+  // Handles events_[0..n); true when libuv's descriptor was among them.
+  bool handleEvents(int n);
   void defer(Watch& watch);
   bool control(Watch& watch, int op, uint32_t events);
 
@@ -89,6 +111,7 @@ class SocketPoller {
   uv_idle_t deferred_turn_{};
   bool started_ = false;
   bool closed_ = false;
+  bool waiting_ = false;
   Watch* deferred_head_ = nullptr;
   Watch** deferred_tail_ = &deferred_head_;
   epoll_event events_[kMaxEvents];

@@ -89,7 +89,25 @@ void WorkerLoop::addListener(const ListenerSocket& socket) {
 }
 
 void WorkerLoop::run() {
-  uv_run(uv_, UV_RUN_DEFAULT);
+  if (!poller_.takeOverWait()) {
+    uv_run(uv_, UV_RUN_DEFAULT);
+    return;
+  }
+  // The poller's epoll_wait is the loop's one blocking call (socket_poller.h); libuv
+  // takes a turn, without blocking, whenever it has something to do.
+  bool libuv_due = true;
+  for (;;) {
+    if (libuv_due) {
+      bool alive = uv_run(uv_, UV_RUN_NOWAIT) != 0;
+      poller_.runDeferred();  // what libuv's callbacks released
+      if (!alive && handles_closed_) return;
+    }
+    uv_update_time(uv_);
+    ++turn_;
+    libuv_due = poller_.wait(uv_backend_timeout(uv_));
+    // Due timers, idle or pending callbacks and closing handles make this 0.
+    if (uv_backend_timeout(uv_) == 0) libuv_due = true;
+  }
 }
 
 void WorkerLoop::onAccept(uv_poll_t* handle, int status, int events) {

@@ -1,5 +1,6 @@
 // The poller on a real uv loop with socket pairs: events in libuv's words, the lazy
-// registration, errors, and releases that take effect at once but free on a later turn.
+// registration, errors, releases that take effect at once but free on a later turn, and
+// the poller waiting itself with libuv's descriptor in its set.
 #include "worker/loop/socket_poller.h"
 
 #include <gtest/gtest.h>
@@ -194,6 +195,69 @@ TEST_F(SocketPollerTest, ARegistrationEpollRefusesIsAnErrorOnALaterTurn) {
   turn();
   EXPECT_EQ(s.closed, 1);
   close(file);
+}
+
+// Waiting: the poller's epoll_wait is the blocking call and libuv's descriptor is in it.
+TEST_F(SocketPollerTest, WaitingDeliversSocketsAndSaysWhenLibuvHasEvents) {
+  turn();  // libuv has polled our set once: taking over must take it out of libuv's
+  ASSERT_TRUE(poller_->takeOverWait());
+  EXPECT_TRUE(poller_->waiting());
+  turn();  // what uv_loop_init queued joins libuv's set, as WorkerLoop::run starts
+  Socket s;
+  attach(s);
+  poller_->want(s.watch, UV_READABLE);
+  EXPECT_FALSE(poller_->wait(0));  // nothing anywhere
+  EXPECT_TRUE(s.events.empty());
+  s.peerWrites();
+  EXPECT_FALSE(poller_->wait(1000));  // the socket's event, and libuv has none
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0], Event(0, UV_READABLE));
+  s.drain();
+
+  // A watcher started outside libuv's poll is not in its set yet: libuv needs a turn, at
+  // once, and after it the watcher's events come through libuv's descriptor.
+  Socket other;
+  uv_poll_t libuv_watch{};
+  int libuv_events = 0;
+  libuv_watch.data = &libuv_events;
+  uv_poll_init(&loop_, &libuv_watch, other.fds[0]);
+  uv_poll_start(&libuv_watch, UV_READABLE, [](uv_poll_t* h, int, int) {
+    ++*static_cast<int*>(h->data);
+    uv_poll_stop(h);
+  });
+  EXPECT_TRUE(poller_->wait(5000));
+  turn();
+  EXPECT_FALSE(poller_->wait(0));
+  other.peerWrites();
+  EXPECT_TRUE(poller_->wait(5000));
+  EXPECT_EQ(libuv_events, 0);
+  turn();
+  EXPECT_EQ(libuv_events, 1);
+  uv_close(reinterpret_cast<uv_handle_t*>(&libuv_watch), nullptr);
+  turn();
+
+  // An async handle's wake-up is an event on libuv's descriptor: wait() returns at once
+  // and says so, and libuv's own turn then runs the callback.
+  uv_async_t async{};
+  int woken = 0;
+  async.data = &woken;
+  uv_async_init(&loop_, &async, [](uv_async_t* a) { ++*static_cast<int*>(a->data); });
+  turn();
+  uv_async_send(&async);
+  EXPECT_TRUE(poller_->wait(5000));
+  EXPECT_EQ(woken, 0);
+  turn();
+  EXPECT_EQ(woken, 1);
+  EXPECT_FALSE(poller_->wait(0));  // libuv's turn took its event
+
+  // A release while waiting: out of the set at once, closed right after the batch.
+  s.on_event = [&] { poller_->release(s.watch, &Socket::onClosed); };
+  s.peerWrites();
+  EXPECT_FALSE(poller_->wait(1000));
+  EXPECT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(s.closed, 1);
+  uv_close(reinterpret_cast<uv_handle_t*>(&async), nullptr);
+  turn();
 }
 
 }  // namespace
