@@ -4,7 +4,8 @@
 # repeatable where req/s and CPU time on a VM move by 20 % between rounds (README.md,
 # "Traps"). The kernel's share (TCP, the sandbox's syscall entry) is not in it.
 #
-#   bench/instructions.sh [--scalwsd PATH] [--requests N] [--scenario respond|static-small]
+#   bench/instructions.sh [--scalwsd PATH] [--requests N]
+#                         [--scenario respond|static-small|cache-hit]
 #
 # Runs the worker twice under callgrind, serving N/10 and then N + N/10 requests (h2load
 # --h1, 8 connections), and divides the difference by N, so start-up and shutdown cancel
@@ -13,8 +14,10 @@
 # scenario. valgrind 3.19 does not know openat2, so for static-small a small preloaded shim
 # (built here with cc) turns the worker's openat2 calls into openat: the count is exact for
 # comparing two builds, and the shim's few instructions are outside the per-request path
-# (a cache hit opens nothing). With KEEP_CG=DIR the two profiles stay in DIR as cg.N.out,
-# for callgrind_annotate to tell where two builds differ.
+# (a cache hit opens nothing). `cache-hit` is a proxy route with the response cache whose
+# upstream (a second scalwsd, not measured) answers with max-age=3600: every request after
+# the first is a memory hit, as the benchmark's scenario. With KEEP_CG=DIR the two
+# profiles stay in DIR as cg.N.out, for callgrind_annotate to tell where two builds differ.
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
@@ -28,7 +31,7 @@ while (($#)); do
     --scalwsd) SCALWSD=$2; shift ;;
     --requests) REQUESTS=$2; shift ;;
     --scenario) SCENARIO=$2; shift ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,20p' "$0"; exit 0 ;;
     *) echo "instructions.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -36,6 +39,7 @@ done
 case $SCENARIO in
   respond) URL_PATH=/respond ;;
   static-small) URL_PATH=/small.txt ;;
+  cache-hit) URL_PATH=/cached ;;
   *) echo "instructions.sh: unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac
 for tool in valgrind h2load; do
@@ -102,6 +106,34 @@ EOT
     build_openat2_shim "$dir"
     preload=(env "LD_PRELOAD=$dir/openat2_shim.so")
   fi
+  local upstream=""
+  if [[ $SCENARIO == cache-hit ]]; then
+    local upstream_port=""
+    pick_free_port upstream_port
+    cat >"$dir/upstream.toml" <<EOT
+[server]
+workers = 1
+sandbox = false
+log_level = "warn"
+[[listen]]
+address = "127.0.0.1:$upstream_port"
+[[route]]
+match = { prefix = "/" }
+respond = { status = 200, body = "hello from the upstream\n", headers = { "content-type" = "text/plain", "cache-control" = "public, max-age=3600" } }
+EOT
+    "$SCALWSD" --config "$dir/upstream.toml" >"$dir/upstream.log" 2>&1 &
+    upstream=$!
+    wait_for_listen "$upstream_port" "$upstream" 30 || die "upstream scalwsd did not start: $(cat "$dir/upstream.log")"
+    cat >>"$dir/site.toml" <<EOT
+[[route]]
+match = { prefix = "/" }
+proxy = { upstream = "backend", cache = "bench" }
+[upstream.backend]
+servers = ["127.0.0.1:$upstream_port"]
+[cache.bench]
+memory = "64m"
+EOT
+  fi
   "${preload[@]}" valgrind --tool=callgrind --trace-children=yes \
     --callgrind-out-file="$dir/cg.%p.out" \
     "$SCALWSD" --config "$dir/site.toml" >"$dir/valgrind.log" 2>&1 &
@@ -112,8 +144,12 @@ EOT
     { echo "instructions.sh: not every request succeeded" >&2; kill "$vg"; exit 1; }
   kill "$vg"
   while kill -0 "$vg" 2>/dev/null; do sleep 0.2; done
+  if [[ -n $upstream ]]; then
+    kill "$upstream"
+    wait "$upstream" 2>/dev/null || true
+  fi
   awk '/^summary:/ {print $2}' "$dir/cg.$worker.out"*
-  [[ -n ${KEEP_CG:-} ]] && cp "$dir"/cg.$worker.out* "$KEEP_CG/cg.$n.out"
+  [[ -n ${KEEP_CG:-} ]] && cp "$dir"/cg."$worker".out* "$KEEP_CG/cg.$n.out"
   rm -rf "$dir"
 }
 

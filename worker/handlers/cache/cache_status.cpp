@@ -1,6 +1,8 @@
 #include "worker/handlers/cache/cache_status.h"
 
-#include <cstdio>
+#include <algorithm>
+#include <charconv>
+#include <cstring>
 
 namespace scalws::worker::cache {
 namespace {
@@ -33,7 +35,7 @@ size_t renderCacheStatus(const CacheStatus& s, char* out) {
   size_t n = 0;
   auto put = [&](std::string_view text) {
     size_t take = std::min(text.size(), kCacheStatusMax - n);
-    for (size_t i = 0; i < take; ++i) out[n + i] = text[i];
+    std::memcpy(out + n, text.data(), take);
     n += take;
   };
   put("scalws");
@@ -42,14 +44,19 @@ size_t renderCacheStatus(const CacheStatus& s, char* out) {
     put("; fwd=");
     put(fwd);
   }
-  char number[32];
+  // to_chars, not snprintf: a hit renders this on every answer.
+  char number[24];
+  auto putNumber = [&](long long value) {
+    std::to_chars_result r = std::to_chars(number, number + sizeof(number), value);
+    put(std::string_view(number, static_cast<size_t>(r.ptr - number)));
+  };
   if (s.fwd_status != 0) {
-    int len = std::snprintf(number, sizeof(number), "; fwd-status=%u", unsigned{s.fwd_status});
-    put(std::string_view(number, static_cast<size_t>(len)));
+    put("; fwd-status=");
+    putNumber(s.fwd_status);
   }
   if (s.ttl) {
-    int len = std::snprintf(number, sizeof(number), "; ttl=%lld", static_cast<long long>(*s.ttl));
-    put(std::string_view(number, static_cast<size_t>(len)));
+    put("; ttl=");
+    putNumber(*s.ttl);
   }
   if (s.stored) put("; stored");
   if (s.collapsed) put("; collapsed");

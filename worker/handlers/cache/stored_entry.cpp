@@ -46,13 +46,34 @@ common::Status corrupt(const char* what) {
   return common::invalidArgument(std::string("stored entry: ") + what);
 }
 
-bool isFieldNameChar(unsigned char c) {
-  return isTokenChar(c);
-}
-
 // A stored value: visible ASCII, obs-text, spaces and tabs; never CR, LF, NUL or DEL.
 bool isFieldValueChar(unsigned char c) {
   return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
+
+// Calls visit(name, value) for each "Name: value\r\n" line of a stored head while it
+// returns true; false when a line is malformed (no CRLF, no ": ", and with kCheck a name
+// that is not a token or CR, LF, NUL or DEL in a value) or visit said stop.
+template <bool kCheck, class Visit>
+bool forEachStoredField(std::string_view head, Visit&& visit) {
+  while (!head.empty()) {
+    size_t end = head.find("\r\n");
+    if (end == std::string_view::npos) return false;
+    std::string_view line = head.substr(0, end);
+    head.remove_prefix(end + 2);
+    size_t colon = line.find(": ");
+    if (colon == 0 || colon == std::string_view::npos) return false;
+    std::string_view name = line.substr(0, colon);
+    std::string_view value = line.substr(colon + 2);
+    if constexpr (kCheck) {
+      if (!isToken(name)) return false;
+      for (char c : value) {
+        if (!isFieldValueChar(static_cast<unsigned char>(c))) return false;
+      }
+    }
+    if (!visit(name, value)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -169,9 +190,10 @@ common::Result<EntryView> parseEntryMeta(std::string_view bytes) {
   at += vary_len;
   view.head = bytes.substr(at, head_len);
   view.meta_size = meta;
-  HeaderField fields[kMaxStoredFields];
   size_t count = 0;
-  if (!splitStoredHead(view.head, fields, count)) return corrupt("malformed head");
+  bool well_formed = forEachStoredField<true>(
+      view.head, [&](std::string_view, std::string_view) { return ++count <= kMaxStoredFields; });
+  if (!well_formed) return corrupt("malformed head");
   for (char c : view.vary) {
     if (c == '\r' || c == '\0') return corrupt("malformed vary");
   }
@@ -197,27 +219,34 @@ common::Result<EntryView> parseEntry(std::string_view bytes, bool verify_checksu
   return view;
 }
 
-bool splitStoredHead(std::string_view head, std::span<HeaderField> out, size_t& count) {
+namespace {
+
+template <bool kCheck>
+bool splitHead(std::string_view head, std::span<HeaderField> out, size_t& count) {
   count = 0;
-  while (!head.empty()) {
-    size_t end = head.find("\r\n");
-    if (end == std::string_view::npos) return false;
-    std::string_view line = head.substr(0, end);
-    head.remove_prefix(end + 2);
-    size_t colon = line.find(": ");
-    if (colon == 0 || colon == std::string_view::npos) return false;
-    std::string_view name = line.substr(0, colon);
-    std::string_view value = line.substr(colon + 2);
-    for (char c : name) {
-      if (!isFieldNameChar(static_cast<unsigned char>(c))) return false;
-    }
-    for (char c : value) {
-      if (!isFieldValueChar(static_cast<unsigned char>(c))) return false;
-    }
+  return forEachStoredField<kCheck>(head, [&](std::string_view name, std::string_view value) {
     if (count == out.size()) return false;
     out[count++] = HeaderField{name, value};
+    return true;
+  });
+}
+
+}  // namespace
+
+bool splitStoredHead(std::string_view head, std::span<HeaderField> out, size_t& count) {
+  return splitHead<true>(head, out, count);
+}
+
+bool splitParsedHead(std::string_view head, std::span<HeaderField> out, size_t& count) {
+  return splitHead<false>(head, out, count);
+}
+
+size_t storedFieldCount(std::string_view head) {
+  size_t count = 0;
+  for (size_t at = head.find('\n'); at != std::string_view::npos; at = head.find('\n', at + 1)) {
+    ++count;
   }
-  return true;
+  return count;
 }
 
 void appendStoredField(std::string& head, std::string_view name, std::string_view value) {

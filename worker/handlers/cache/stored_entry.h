@@ -47,6 +47,7 @@ struct EntryInfo {
   uint64_t checksum = 0;  // 0: not computed (memory entries)
 };
 
+// An entry parseEntryMeta (or parseEntry) accepted, as views into its bytes.
 struct EntryView {
   EntryInfo info;
   std::string_view key;
@@ -82,6 +83,12 @@ common::Result<EntryView> parseEntry(std::string_view bytes, bool verify_checksu
 // The head's lines as fields (views into `head`). False when a line is malformed or
 // there are more than out.size().
 bool splitStoredHead(std::string_view head, std::span<HeaderField> out, size_t& count);
+// splitStoredHead for the head of an EntryView, which parseEntryMeta found well-formed:
+// the lines are split again, their characters not checked again.
+bool splitParsedHead(std::string_view head, std::span<HeaderField> out, size_t& count);
+// How many fields a well-formed head has (its line count), to size the span for
+// splitStoredHead.
+size_t storedFieldCount(std::string_view head);
 // Appends "Name: value\r\n".
 void appendStoredField(std::string& head, std::string_view name, std::string_view value);
 

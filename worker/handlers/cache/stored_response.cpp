@@ -1,7 +1,10 @@
 #include "worker/handlers/cache/stored_response.h"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
+#include <vector>
 
 #include "common/http_date.h"
 #include "worker/handlers/static/byte_range.h"
@@ -11,7 +14,9 @@
 namespace scalws::worker::cache {
 namespace {
 
-constexpr size_t kMaxFields = kMaxStoredFields + 4;
+// What an answer adds to the stored fields: Age, Cache-Status, Content-Range.
+constexpr size_t kExtraFields = 3;
+constexpr size_t kInlineFields = 24;
 
 // RFC 9110 §15.4.5: what a 304 repeats of the response it stands for.
 bool repeatedIn304(std::string_view name) {
@@ -55,16 +60,25 @@ std::string_view storedField(std::string_view head, std::string_view name) {
 
 void sendStoredResponse(Request& request, ResponseWriter& writer, const EntryView& entry,
                         const StoredBody& body, StoredAnswerOptions options) noexcept {
-  std::array<HeaderField, kMaxFields> fields;
+  // Most stored heads have a handful of fields: room for those stays on the stack, since
+  // an array for the most a head may have would be initialised on every hit.
+  HeaderField inline_fields[kInlineFields];
+  std::vector<HeaderField> more;
+  std::span<HeaderField> fields(inline_fields);
+  size_t stored = std::min(storedFieldCount(entry.head), kMaxStoredFields);
+  if (stored + kExtraFields > kInlineFields) {
+    more.resize(stored + kExtraFields);
+    fields = more;
+  }
   size_t count = 0;
-  if (!splitStoredHead(entry.head, std::span(fields).first(kMaxStoredFields), count)) {
+  if (!splitParsedHead(entry.head, fields.first(stored), count)) {
     sendError(request, writer, 502);  // the entry was checked when found: cannot happen
     return;
   }
   uint64_t age_ms = currentAgeMs(entry.info.freshness, options.now_ms);
   char age[24];
-  int age_len =
-      std::snprintf(age, sizeof(age), "%llu", static_cast<unsigned long long>(age_ms / 1000));
+  size_t age_len =
+      static_cast<size_t>(std::to_chars(age, age + sizeof(age), age_ms / 1000).ptr - age);
   if (!options.status.ttl) {
     options.status.ttl =
         (static_cast<int64_t>(entry.info.freshness.lifetime_ms) - static_cast<int64_t>(age_ms)) /
@@ -82,7 +96,7 @@ void sendStoredResponse(Request& request, ResponseWriter& writer, const EntryVie
     }
   }
   auto extras = [&](size_t& n) {
-    fields[n++] = HeaderField{"Age", std::string_view(age, static_cast<size_t>(age_len))};
+    fields[n++] = HeaderField{"Age", std::string_view(age, age_len)};
     if (options.cache_status_header) {
       fields[n++] = HeaderField{"Cache-Status", std::string_view(status_value, status_len)};
     }
