@@ -128,7 +128,7 @@ void Connection::updatePoll() {
   if (shouldRead() && transport_->hasBufferedInput()) events |= UV_WRITABLE;
   if (!out_.empty()) events |= UV_WRITABLE;
   // An asynchronous handler (PHP, the proxy) wants nothing read until it answered; the
-  // registration stays unless the client sends meanwhile (poll_interest.h).
+  // registration stays unless the client sends meanwhile (socket_poller.h).
   watch(events);
 }
 

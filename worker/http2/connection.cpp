@@ -45,7 +45,7 @@ void Connection::onSocketEvent(int status, int events) {
     close();
     return;
   }
-  if (events == 0) return;  // nothing wanted right now (poll_interest.h)
+  if (events == 0) return;  // nothing wanted right now (socket_poller.h)
   if (state_ == State::kLingering) {
     onLingerReadable();
     return;

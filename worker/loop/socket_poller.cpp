@@ -56,6 +56,9 @@ common::Status SocketPoller::start() {
 
 void SocketPoller::close() {
   if (!started_ || closed_) return;
+  // Connections released on the way out (the kept upstream and PHP connections) are freed
+  // now: a watched poller's idle turn will not come again.
+  runDeferred();
   closed_ = true;
   uv_close(reinterpret_cast<uv_handle_t*>(&deferred_turn_), nullptr);
   if (epoll_fd_ >= 0) uv_close(reinterpret_cast<uv_handle_t*>(&ready_), nullptr);

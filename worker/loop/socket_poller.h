@@ -1,15 +1,16 @@
-// SocketPoller: the loop's client sockets in an epoll set of its own, which libuv watches
-// as one descriptor. A uv_poll_t costs six system calls per connection before any byte
-// moves (a trial ADD and DEL and a FIONBIO in uv_poll_init, a DEL before the first start,
-// the ADD, and the DEL at close), about 1 µs each on a virtual machine; here a connection
-// costs one ADD and one DEL, and changing what it waits for one MOD. The price is one
-// epoll_wait on the inner set per loop wake that has socket events, shared by all of them.
+// SocketPoller: the loop's client sockets and the sockets handlers keep to upstreams and
+// PHP pools, in an epoll set of the loop's own. A uv_poll_t costs six system calls per
+// connection before any byte moves (a trial ADD and DEL and a FIONBIO in uv_poll_init, a
+// DEL before the first start, the ADD, and the DEL at close), about 1 µs each on a virtual
+// machine; here a connection costs one ADD and one DEL, and changing what it waits for one
+// MOD.
 //
-// A Watch is registered lazily, as poll_interest.h explains for uv_poll_t: wanting nothing
-// keeps the registration until an event comes, which then drops it (a kept-alive request
-// waiting on a handler costs no epoll_ctl). Callbacks get libuv's words: UV_READABLE |
-// UV_WRITABLE, and a status below 0 (UV_EBADF, as libuv's poll) when the socket has an
-// error; then the watch is out of the set.
+// A Watch is registered lazily: wanting nothing keeps the registration (an epoll DEL and a
+// later ADD would cost two calls) until an event comes, which is then dropped along with
+// the registration, so a kept-alive request waiting on a handler, or a kept upstream
+// connection between two requests, costs no epoll_ctl. Callbacks get libuv's words:
+// UV_READABLE | UV_WRITABLE, and a status below 0 (UV_EBADF, as libuv's poll) when the
+// socket has an error; then the watch is out of the set.
 //
 // release() takes the watch out of the set at once; its on_closed runs on a later turn of
 // the loop, never inside a callback, so the owner may free itself there (libuv's uv_close
@@ -70,7 +71,8 @@ class SocketPoller {
 
   // Creates the set and its watch on `loop`; an error leaves the poller unusable.
   common::Status start();
-  // Closes its handles (the loop's last turn); every watch must be released before.
+  // Closes its handles (the loop's last turn); every watch must be released before. The
+  // closed callbacks of released watches run first.
   void close();
 
   // Switches from being watched by libuv to waiting itself, with libuv's backend

@@ -8,17 +8,15 @@
 
 namespace scalws::worker {
 
-int BackendSocket::connect(uv_loop_t* uv, const sockaddr_storage& address, socklen_t address_len,
-                           void* owner) {
+int BackendSocket::connect(SocketPoller& poller, const sockaddr_storage& address,
+                           socklen_t address_len, void* owner,
+                           SocketPoller::EventCallback on_event) {
   ConnectStart start = startConnect(address, address_len);
   if (start.fd < 0) return start.err;
-  if (uv_poll_init(uv, &poll_, start.fd) != 0) {
-    ::close(start.fd);
-    return EIO;
-  }
+  poller_ = &poller;
   fd_ = start.fd;
   connected_at_once_ = start.connected;
-  poll_.data = owner;
+  poller.attach(watch_, fd_, owner, on_event);
   return 0;
 }
 

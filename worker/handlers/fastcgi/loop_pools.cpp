@@ -23,7 +23,7 @@ PoolState& LoopPools::stateFor(const PoolSpec& spec) {
     }
     s->retire();
   }
-  states_.push_back(std::make_unique<PoolState>(loop_.uv(), spec, &loop_.counters()));
+  states_.push_back(std::make_unique<PoolState>(loop_.poller(), spec, &loop_.counters()));
   return *states_.back();
 }
 

@@ -4,10 +4,10 @@
 
 namespace scalws::worker::fastcgi {
 
-PoolConnection* PoolConnection::open(uv_loop_t* uv, PoolState& pool, int& err) {
+PoolConnection* PoolConnection::open(SocketPoller& poller, PoolState& pool, int& err) {
   const PoolSpec& spec = pool.spec();
   auto* c = new PoolConnection(pool);
-  err = c->socket_.connect(uv, spec.address, spec.address_len, c);
+  err = c->socket_.connect(poller, spec.address, spec.address_len, c, &PoolConnection::onPoll);
   if (err != 0) {
     delete c;
     return nullptr;
@@ -31,12 +31,11 @@ void PoolConnection::makeIdle() {
 
 void PoolConnection::watch(bool readable, bool writable) {
   if (state_ == State::kClosing) return;
-  socket_.watch(readable, writable, &PoolConnection::onPoll);
+  socket_.watch(readable, writable);
 }
 
-void PoolConnection::onPoll(uv_poll_t* handle, int status, int events) {
-  auto* c = static_cast<PoolConnection*>(handle->data);
-  if (!c->socket_.wants(status, events)) return;
+void PoolConnection::onPoll(void* owner, int status, int events) {
+  auto* c = static_cast<PoolConnection*>(owner);
   switch (c->state_) {
     case State::kConnecting: {
       int err = c->socket_.connectResult(status);
@@ -67,8 +66,8 @@ void PoolConnection::close() {
   socket_.close(&PoolConnection::onClosed);
 }
 
-void PoolConnection::onClosed(uv_handle_t* handle) {
-  auto* c = static_cast<PoolConnection*>(handle->data);
+void PoolConnection::onClosed(void* owner) {
+  auto* c = static_cast<PoolConnection*>(owner);
   c->socket_.closeFd();
   delete c;
 }

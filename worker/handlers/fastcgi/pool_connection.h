@@ -1,11 +1,11 @@
-// One socket to a PHP pool, watched with uv_poll on its loop. Reused across requests when
+// One socket to a PHP pool, watched in its loop's SocketPoller. Reused across requests when
 // the pool keeps connections (FCGI_KEEP_CONN); its PoolState owns it, lends it to one
 // request at a time (the user) and takes it back.
 //
-// Lifetime: created by PoolState::connect(); close() stops it and the libuv close callback
-// closes the fd, tells the PoolState and frees the object. Events go to the user while
-// lent; an idle connection reports any readiness (EOF, stray bytes) to its PoolState,
-// which closes it.
+// Lifetime: created by PoolState::connect(); close() stops it and the poller's closed
+// callback closes the fd, tells the PoolState and frees the object. Events go to the user
+// while lent; an idle connection reports any readiness (EOF, stray bytes) to its
+// PoolState, which closes it.
 #pragma once
 
 #include <uv.h>
@@ -34,7 +34,7 @@ class PoolConnection {
   enum class State { kConnecting, kIdle, kInUse, kClosing };
 
   // Starts a non-blocking connect. Null with `err` set when it failed at once.
-  static PoolConnection* open(uv_loop_t* uv, PoolState& pool, int& err);
+  static PoolConnection* open(SocketPoller& poller, PoolState& pool, int& err);
 
   int fd() const { return socket_.fd(); }
   State state() const { return state_; }
@@ -55,8 +55,8 @@ class PoolConnection {
  private:
   explicit PoolConnection(PoolState& pool) : pool_(pool) {}
   ~PoolConnection() = default;
-  static void onPoll(uv_poll_t* handle, int status, int events);
-  static void onClosed(uv_handle_t* handle);
+  static void onPoll(void* owner, int status, int events);
+  static void onClosed(void* owner);
 
   PoolState& pool_;
   BackendSocket socket_;

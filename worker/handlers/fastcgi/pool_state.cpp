@@ -23,7 +23,7 @@ void PoolState::retire() {
 }
 
 PoolConnection* PoolState::open(int& err) {
-  PoolConnection* c = PoolConnection::open(uv_, *this, err);
+  PoolConnection* c = PoolConnection::open(poller_, *this, err);
   if (c == nullptr) {
     LOG_ERROR("php_pool.%s: connect to %s: %s", spec_.name.c_str(), spec_.address_text.c_str(),
               strerror(err));

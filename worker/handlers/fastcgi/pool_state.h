@@ -43,8 +43,8 @@ class PoolWaiter {
 
 class PoolState {
  public:
-  PoolState(uv_loop_t* uv, const PoolSpec& spec, LoopCounters* counters = nullptr)
-      : uv_(uv), spec_(spec), counters_(counters) {}
+  PoolState(SocketPoller& poller, const PoolSpec& spec, LoopCounters* counters = nullptr)
+      : poller_(poller), spec_(spec), counters_(counters) {}
   ~PoolState();
   PoolState(const PoolState&) = delete;
   PoolState& operator=(const PoolState&) = delete;
@@ -87,7 +87,7 @@ class PoolState {
   // After a connection closed: give the first waiters a new connection while allowed.
   void serveWaiters();
 
-  uv_loop_t* uv_;
+  SocketPoller& poller_;
   PoolSpec spec_;
   LoopCounters* counters_;
   bool retired_ = false;

@@ -12,7 +12,8 @@ UpstreamConnection* UpstreamConnection::open(WorkerLoop& loop, const ServerSpec&
                                              int server_index, UpstreamConnectionOwner& owner,
                                              int& err) {
   auto* c = new UpstreamConnection(loop, server_index, owner);
-  err = c->socket_.connect(loop.uv(), server.address, server.address_len, c);
+  err = c->socket_.connect(loop.poller(), server.address, server.address_len, c,
+                           &UpstreamConnection::onPoll);
   if (err != 0) {
     delete c;
     return nullptr;
@@ -71,7 +72,7 @@ void UpstreamConnection::makeIdle(uint64_t idle_ms) {
 
 void UpstreamConnection::watch(bool readable, bool writable) {
   if (state_ == State::kClosing) return;
-  socket_.watch(readable, writable, &UpstreamConnection::onPoll);
+  socket_.watch(readable, writable);
 }
 
 void UpstreamConnection::onTimeout() noexcept {
@@ -106,9 +107,8 @@ void UpstreamConnection::continueHandshake() {
   }
 }
 
-void UpstreamConnection::onPoll(uv_poll_t* handle, int status, int events) {
-  auto* c = static_cast<UpstreamConnection*>(handle->data);
-  if (!c->socket_.wants(status, events)) return;
+void UpstreamConnection::onPoll(void* owner, int status, int events) {
+  auto* c = static_cast<UpstreamConnection*>(owner);
   switch (c->state_) {
     case State::kConnecting: {
       int err = c->socket_.connectResult(status);
@@ -155,8 +155,8 @@ void UpstreamConnection::close() {
   socket_.close(&UpstreamConnection::onClosed);
 }
 
-void UpstreamConnection::onClosed(uv_handle_t* handle) {
-  auto* c = static_cast<UpstreamConnection*>(handle->data);
+void UpstreamConnection::onClosed(void* owner) {
+  auto* c = static_cast<UpstreamConnection*>(owner);
   c->transport_.reset();  // frees the SSL before the fd goes
   c->socket_.closeFd();
   delete c;

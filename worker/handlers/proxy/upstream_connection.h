@@ -1,4 +1,4 @@
-// One connection to an upstream server, watched with uv_poll on its loop: connect, TLS
+// One connection to an upstream server, watched in its loop's SocketPoller: connect, TLS
 // handshake when the upstream speaks HTTPS, then requests one at a time. Its UpstreamPool
 // lends it to one user (an exchange or a health probe) at a time and keeps it idle between
 // requests.
@@ -8,8 +8,8 @@
 // noticed before it is reused rather than by the next request. It also expires after the
 // upstream's keepalive_timeout.
 //
-// Lifetime: created by open(); close() stops it, and the libuv close callback closes the
-// fd and frees the object. Events go to the user while lent and to the pool while idle.
+// Lifetime: created by open(); close() stops it, and the poller's closed callback closes
+// the fd and frees the object. Events go to the user while lent and to the pool while idle.
 #pragma once
 
 #include <uv.h>
@@ -87,8 +87,8 @@ class UpstreamConnection final : private TimeoutEntry {
  private:
   UpstreamConnection(WorkerLoop& loop, int server_index, UpstreamConnectionOwner& owner);
   ~UpstreamConnection();
-  static void onPoll(uv_poll_t* handle, int status, int events);
-  static void onClosed(uv_handle_t* handle);
+  static void onPoll(void* owner, int status, int events);
+  static void onClosed(void* owner);
   void onTimeout() noexcept override;
   void continueHandshake();
   void connected();

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace scalws::worker::fastcgi {
@@ -32,6 +33,8 @@ class PoolStateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     uv_loop_init(&uv_);
+    poller_ = std::make_unique<SocketPoller>(&uv_);
+    ASSERT_TRUE(poller_->start().ok());
     char tmpl[] = "/tmp/scalws-pool-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
@@ -46,6 +49,7 @@ class PoolStateTest : public ::testing::Test {
   void TearDown() override {
     for (int fd : accepted_) close(fd);
     close(listen_fd_);
+    poller_->close();  // frees the connections the pools released
     uv_run(&uv_, UV_RUN_NOWAIT);
     EXPECT_EQ(uv_loop_close(&uv_), 0);
     std::system(("rm -rf " + dir_).c_str());
@@ -73,13 +77,14 @@ class PoolStateTest : public ::testing::Test {
   }
 
   uv_loop_t uv_{};
+  std::unique_ptr<SocketPoller> poller_;
   std::string dir_, path_;
   int listen_fd_ = -1;
   std::vector<int> accepted_;
 };
 
 TEST_F(PoolStateTest, KeepsAtMostItsShareAndQueuesTheRest) {
-  PoolState pool(&uv_, spec(true, 2, 1, path_));
+  PoolState pool(*poller_, spec(true, 2, 1, path_));
   Waiter w1, w2, w3, w4;
   User user;
   PoolConnection* c1 = nullptr;
@@ -117,7 +122,7 @@ TEST_F(PoolStateTest, KeepsAtMostItsShareAndQueuesTheRest) {
 }
 
 TEST_F(PoolStateTest, ClosedSlotGoesToTheFirstWaiterAndCancelLeavesTheQueue) {
-  PoolState pool(&uv_, spec(true, 1, 4, path_));
+  PoolState pool(*poller_, spec(true, 1, 4, path_));
   Waiter w1, w2, w3;
   PoolConnection* c = nullptr;
   PoolConnection* none = nullptr;
@@ -138,7 +143,7 @@ TEST_F(PoolStateTest, ClosedSlotGoesToTheFirstWaiterAndCancelLeavesTheQueue) {
 }
 
 TEST_F(PoolStateTest, WithoutMaxConnsEveryRequestGetsItsOwnConnection) {
-  PoolState pool(&uv_, spec(false, 0, 0, path_));
+  PoolState pool(*poller_, spec(false, 0, 0, path_));
   std::vector<Waiter> waiters(5);
   std::vector<PoolConnection*> conns;
   int err = 0;
@@ -155,7 +160,7 @@ TEST_F(PoolStateTest, WithoutMaxConnsEveryRequestGetsItsOwnConnection) {
 }
 
 TEST_F(PoolStateTest, UnreachablePoolFailsAtOnce) {
-  PoolState pool(&uv_, spec(true, 2, 4, dir_ + "/missing.sock"));
+  PoolState pool(*poller_, spec(true, 2, 4, dir_ + "/missing.sock"));
   Waiter w;
   PoolConnection* c = nullptr;
   int err = 0;
@@ -165,7 +170,7 @@ TEST_F(PoolStateTest, UnreachablePoolFailsAtOnce) {
 }
 
 TEST_F(PoolStateTest, IdleConnectionClosedByThePoolIsDropped) {
-  PoolState pool(&uv_, spec(true, 2, 4, path_));
+  PoolState pool(*poller_, spec(true, 2, 4, path_));
   Waiter w;
   PoolConnection* c = nullptr;
   int err = 0;
@@ -183,7 +188,7 @@ TEST_F(PoolStateTest, IdleConnectionClosedByThePoolIsDropped) {
 
 TEST_F(PoolStateTest, CountsConnectsReusesAndQueueWaits) {
   LoopCounters counters;
-  PoolState pool(&uv_, spec(true, 1, 4, path_), &counters);
+  PoolState pool(*poller_, spec(true, 1, 4, path_), &counters);
   Waiter w1, w2, w3;
   User user;
   PoolConnection* c = nullptr;
