@@ -95,29 +95,32 @@ TEST_F(OpenFileCacheTest, CheckModeSeesAChangedFile) {
 
 TEST_F(OpenFileCacheTest, CheckModeChecksOncePerLoopTurn) {
   OpenFileCache cache(OpenFileCache::Limits{});
-  tree_.setMtime("a.txt", 1000000000);
-  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, /*turn=*/7)).bytes, "alpha");
-  tree_.write("a.txt", "ALPHA");
-  tree_.setMtime("a.txt", 1000000001);
+  int64_t mtime = 1000000000;
+  tree_.setMtime("a.txt", mtime);
+  auto rewrite = [&](const char* content) {  // same size, new mtime: a changed identity
+    tree_.write("a.txt", content);
+    tree_.setMtime("a.txt", ++mtime);
+  };
+  auto seen = [&](uint64_t turn) {
+    return get(cache, lookup("a.txt", Mode::kCheck, 0, 0, turn)).bytes;
+  };
+  EXPECT_EQ(seen(7), "alpha");
+  rewrite("ALPHA");
   // Opened in turn 7: later hits of turn 7 share that look, so the change is not seen yet.
-  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 7)).bytes, "alpha");
+  EXPECT_EQ(seen(7), "alpha");
   // The next turn looks again and opens the new version.
-  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 8)).bytes, "ALPHA");
-  tree_.write("a.txt", "Alpha");
-  tree_.setMtime("a.txt", 1000000002);
+  EXPECT_EQ(seen(8), "ALPHA");
+  rewrite("Alpha");
   // A hit checked (not opened) in turn 9 covers the rest of turn 9 too.
-  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 9)).bytes, "Alpha");
-  tree_.write("a.txt", "aLPHA");
-  tree_.setMtime("a.txt", 1000000003);
-  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 9)).bytes, "Alpha");
-  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 10)).bytes, "aLPHA");
+  EXPECT_EQ(seen(9), "Alpha");
+  rewrite("aLPHA");
+  EXPECT_EQ(seen(9), "Alpha");
+  EXPECT_EQ(seen(10), "aLPHA");
   // Turn 0 is no turn: every hit is checked.
-  tree_.write("a.txt", "alpHA");
-  tree_.setMtime("a.txt", 1000000004);
-  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 0)).bytes, "alpHA");
-  tree_.write("a.txt", "ALPha");
-  tree_.setMtime("a.txt", 1000000005);
-  EXPECT_EQ(get(cache, lookup("a.txt", Mode::kCheck, 0, 0, 0)).bytes, "ALPha");
+  rewrite("alpHA");
+  EXPECT_EQ(seen(0), "alpHA");
+  rewrite("ALPha");
+  EXPECT_EQ(seen(0), "ALPha");
 }
 
 TEST_F(OpenFileCacheTest, CheckModeSeesAReplacedAndADeletedFile) {
