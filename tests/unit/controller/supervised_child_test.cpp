@@ -227,14 +227,14 @@ TEST_F(SupervisedChildTest, WithoutGivingUpAFailedFirstStartLeavesItStopped) {
 
 TEST_F(SupervisedChildTest, NotAcceptingInTimeKillsItsGroup) {
   flag("mute");
-  // Long enough for python to have forked its worker on a loaded machine (1.5 s was not,
-  // with CI's side builds running): the group kill must have one to end.
-  config_.ready_timeout_ms = 5'000;
+  // Long enough for python to have forked its worker on a loaded machine: the group kill
+  // must have one to end.
+  config_.ready_timeout_ms = 1'500;
   auto c = make();
   Status started = start(*c);
   ASSERT_FALSE(started.ok());
   EXPECT_NE(started.message().find("killed by signal 9"), std::string::npos) << started.message();
-  EXPECT_NE(started.message().find(": did not accept on " + config_.socket + " within 5 s"),
+  EXPECT_NE(started.message().find(": did not accept on " + config_.socket + " within 1 s"),
             std::string::npos)
       << started.message();
   EXPECT_TRUE(loop_.runUntil([&] { return gone(workerPid()); }));
