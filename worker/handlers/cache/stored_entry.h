@@ -86,8 +86,8 @@ bool splitStoredHead(std::string_view head, std::span<HeaderField> out, size_t& 
 // splitStoredHead for the head of an EntryView, which parseEntryMeta found well-formed:
 // the lines are split again, their characters not checked again.
 bool splitParsedHead(std::string_view head, std::span<HeaderField> out, size_t& count);
-// How many fields a well-formed head has (its line count), to size the span for
-// splitStoredHead.
+// How many fields a well-formed head has (its line count), to size the span the head is
+// split into.
 size_t storedFieldCount(std::string_view head);
 // Appends "Name: value\r\n".
 void appendStoredField(std::string& head, std::string_view name, std::string_view value);
