@@ -134,3 +134,30 @@ def test_an_idle_kept_connection_is_closed_after_keepalive_timeout():
             assert len(u.open) == 1  # still kept
             assert get(s).status == 200
             assert u.connections == 3  # and reused
+
+
+def test_bytes_sent_while_the_upstream_works_get_a_lingering_close():
+    # A Connection: close request read whole leaves the socket empty, and the server then
+    # closes without reading it again; but bytes the client sends while the proxy waits on
+    # the upstream are seen by the poller, so they are drained (a lingering close, no reset
+    # that could destroy the response).
+    go_on = threading.Event()
+
+    def slow(request, conn):
+        go_on.wait(10)
+        return answer(200, "late\n")
+
+    upstream = RawUpstream(slow)
+    try:
+        with Scalwsd(site(upstream.port)) as s, Client(s.port, timeout=10) as c:
+            c.send(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            wait_until(lambda: len(upstream.requests) == 1, what="the proxied request")
+            c.send(b"x" * 100)
+            time.sleep(0.2)  # the poller's wait sees them before the answer
+            go_on.set()
+            data, how = c.read_until_close()
+            assert data.startswith(b"HTTP/1.1 200 ") and data.endswith(b"late\n"), data
+            assert how == "eof"
+    finally:
+        go_on.set()
+        upstream.stop()

@@ -47,6 +47,8 @@ struct PeerInfo {
   // Handed over by the front of an address this instance shares: the names it answers
   // there (a request for another's gets 421). Null on a listener of its own.
   std::shared_ptr<const SharedHosts> shared_hosts;
+  // Received from a front (SCM_RIGHTS), which may still hold the socket open.
+  bool handed_over = false;
 };
 
 class Request {

@@ -259,11 +259,14 @@ void Connection::onReadable() {
 }
 
 ssize_t Connection::readIntoBuffer() {
-  ssize_t n = transport_->read(read_buf_.get() + read_len_, read_cap_ - read_len_);
+  size_t room = read_cap_ - read_len_;
+  ssize_t n = transport_->read(read_buf_.get() + read_len_, room);
   if (n < 0) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) close();
     return -1;
   }
+  // TLS reads a record at a time, so only a plain socket's short read says it is empty.
+  last_read_emptied_socket_ = !peer_.tls && static_cast<size_t>(n) < room;
   read_len_ += static_cast<size_t>(n);
   loop_.counters().bytes_in.add(static_cast<uint64_t>(n));
   return n;
@@ -521,6 +524,10 @@ bool Connection::clientDoneSending() {
   if (!request_read_whole_ || parse_pos_ != read_len_ || transport_->hasBufferedInput()) {
     return false;
   }
+  // The socket was empty at the last read and the poller has seen nothing since: no read
+  // to find that out again (nginx's `ready` flag). What arrives between the last wait and
+  // the close is a client sending after its own Connection: close, or racing the server's.
+  if (last_read_emptied_socket_ && noInputSinceLastWait()) return true;
   char probe;
   ssize_t n = transport_->read(&probe, 1);
   if (n > 0) return false;

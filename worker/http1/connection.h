@@ -152,6 +152,8 @@ class Connection final : public SocketConnection<Connection>,
   // The last request was read to its end (head and body); false for a request cut short by
   // an error or the response, and for a tunnel, whose client may still be sending.
   bool request_read_whole_ = false;
+  // The last read of a plain socket took less than it asked for: the socket was empty then.
+  bool last_read_emptied_socket_ = false;
   uint32_t requests_served_ = 0;
 
   ByteQueue::Mark response_mark_;  // where the current response starts in out_

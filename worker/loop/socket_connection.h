@@ -84,6 +84,9 @@ class SocketConnection : public ClientConnection, protected TimeoutEntry {
   }
   // UV_READABLE | UV_WRITABLE, or 0.
   void watch(int events) { loop_.poller().want(watch_, events); }
+  // No readable event since the poller last looked, or one dropped while nothing was to be
+  // read (SocketPoller::holdsForReading).
+  bool noInputSinceLastWait() const { return SocketPoller::holdsForReading(watch_); }
 
   // Writes what the queue holds, as much as the socket takes.
   ByteQueue::FlushResult writeOutput() {
@@ -114,7 +117,11 @@ class SocketConnection : public ClientConnection, protected TimeoutEntry {
   // fd, unregisters from the loop and deletes the connection. Call once.
   void closeSocket() {
     out_.clear();
-    loop_.poller().release(watch_, &SocketConnection::onClosed);
+    if (peer_.handed_over) {
+      loop_.poller().release(watch_, &SocketConnection::onClosed);
+    } else {
+      loop_.poller().releaseForClose(watch_, &SocketConnection::onClosed);
+    }
   }
 
   WorkerLoop& loop_;

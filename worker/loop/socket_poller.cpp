@@ -129,6 +129,13 @@ void SocketPoller::release(Watch& watch, ClosedCallback on_closed) {
   defer(watch);
 }
 
+void SocketPoller::releaseForClose(Watch& watch, ClosedCallback on_closed) {
+  watch.released_ = true;
+  watch.on_closed_ = on_closed;
+  watch.registered_ = 0;  // still in the set until on_closed's close; its events dropped
+  defer(watch);
+}
+
 bool SocketPoller::control(Watch& watch, int op, uint32_t events) {
   epoll_event ev{};
   ev.events = events;

@@ -2,8 +2,8 @@
 // PHP pools, in an epoll set of the loop's own. A uv_poll_t costs six system calls per
 // connection before any byte moves (a trial ADD and DEL and a FIONBIO in uv_poll_init, a
 // DEL before the first start, the ADD, and the DEL at close), about 1 µs each on a virtual
-// machine; here a connection costs one ADD and one DEL, and changing what it waits for one
-// MOD.
+// machine; here a connection costs one ADD (and a DEL only when its descriptor may outlive
+// its close, releaseForClose), and changing what it waits for one MOD.
 //
 // A Watch is registered lazily: wanting nothing keeps the registration (an epoll DEL and a
 // later ADD would cost two calls) until an event comes, which is then dropped along with
@@ -93,8 +93,18 @@ class SocketPoller {
   void attach(Watch& watch, int fd, void* owner, EventCallback on_event);
   // UV_READABLE | UV_WRITABLE, or 0.
   void want(Watch& watch, int events);
+  // The set still holds `watch` for reading: no readable event has been dropped since it
+  // stopped wanting to read (such an event takes it out, see above), so whatever the
+  // socket held at its last read is all that had come by the last wait.
+  static bool holdsForReading(const Watch& watch) { return (watch.registered_ & EPOLLIN) != 0; }
   // Out of the set now; `on_closed(owner)` on a later turn. Call once.
   void release(Watch& watch, ClosedCallback on_closed);
+  // As release(), for a descriptor that `on_closed` closes and that nothing else holds
+  // open (accepted or connected by this process; never one a front handed over, nor one
+  // duplicated or inherited): closing the last descriptor of a socket takes it out of
+  // every epoll set, so the DEL is saved, one system call per connection. Until then its
+  // events are dropped, as after release().
+  void releaseForClose(Watch& watch, ClosedCallback on_closed);
 
  private:
   static constexpr int kMaxEvents = 256;

@@ -177,6 +177,7 @@ void WorkerLoop::receiveFrom(Listener& l) {
           continue;
         }
         peer.shared_hosts = l.socket.shared_hosts;
+        peer.handed_over = true;
         admit(l, fd, peer);
       }
     }

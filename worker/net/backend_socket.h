@@ -34,8 +34,11 @@ class BackendSocket {
   // when connected, else the errno.
   int connectResult(int status) const;
 
-  // Out of the poller now; `on_closed(owner)` runs on a later turn and must call closeFd().
-  void close(SocketPoller::ClosedCallback on_closed) { poller_->release(watch_, on_closed); }
+  // Out of the poller now; `on_closed(owner)` runs on a later turn and must call closeFd(),
+  // whose close takes the socket (this process's own) out of the poller's set.
+  void close(SocketPoller::ClosedCallback on_closed) {
+    poller_->releaseForClose(watch_, on_closed);
+  }
   void closeFd();
 
  private:

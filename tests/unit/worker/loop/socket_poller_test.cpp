@@ -1,15 +1,19 @@
 // The poller on a real uv loop with socket pairs: events in libuv's words, the lazy
-// registration, errors, releases that take effect at once but free on a later turn, and
-// the poller waiting itself with libuv's descriptor in its set.
+// registration, errors, releases that take effect at once (or with the close) but free on
+// a later turn, and the poller waiting itself with libuv's descriptor in its set.
 #include "worker/loop/socket_poller.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,6 +42,13 @@ struct Socket {
     if (s->on_event) s->on_event();
   }
   static void onClosed(void* owner) { ++static_cast<Socket*>(owner)->closed; }
+  // As a connection's closed callback: the descriptor goes with it.
+  static void onClosedClosing(void* owner) {
+    auto* s = static_cast<Socket*>(owner);
+    ++s->closed;
+    close(s->fds[0]);
+    s->fds[0] = -1;
+  }
   void peerWrites() { ASSERT_EQ(write(fds[1], "a", 1), 1); }
   void drain() {
     char buf[64];
@@ -45,6 +56,26 @@ struct Socket {
     }
   }
 };
+
+// Whether some epoll set of this process holds `fd` (its fdinfo lists it as a tfd).
+bool inAnEpollSet(int fd) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = readdir(dir)) {
+    std::string link(64, '\0');
+    std::string path = std::string("/proc/self/fd/") + entry->d_name;
+    ssize_t n = readlink(path.c_str(), link.data(), link.size());
+    if (n <= 0 || link.compare(0, static_cast<size_t>(n), "anon_inode:[eventpoll]") != 0) continue;
+    std::ifstream info(std::string("/proc/self/fdinfo/") + entry->d_name);
+    for (std::string line; std::getline(info, line);) {
+      int tfd = -1;
+      if (std::sscanf(line.c_str(), "tfd: %d", &tfd) == 1 && tfd == fd) found = true;
+    }
+  }
+  closedir(dir);
+  return found;
+}
 
 class SocketPollerTest : public ::testing::Test {
  protected:
@@ -176,6 +207,29 @@ TEST_F(SocketPollerTest, AReleaseInsideACallbackSilencesTheOtherAndFreesOnALater
   turn();
   EXPECT_EQ(a.closed, 1);
   EXPECT_EQ(b.closed, 1);
+}
+
+TEST_F(SocketPollerTest, AReleaseForCloseLeavesTheSetToTheClose) {
+  Socket released;
+  Socket closing;
+  attach(released);
+  attach(closing);
+  poller_->want(released.watch, UV_READABLE);
+  poller_->want(closing.watch, UV_READABLE);
+  ASSERT_TRUE(inAnEpollSet(released.fds[0]));
+  ASSERT_TRUE(inAnEpollSet(closing.fds[0]));
+
+  poller_->release(released.watch, &Socket::onClosed);
+  EXPECT_FALSE(inAnEpollSet(released.fds[0]));  // a DEL at once
+  int fd = closing.fds[0];
+  poller_->releaseForClose(closing.watch, &Socket::onClosedClosing);
+  EXPECT_TRUE(inAnEpollSet(fd));  // no DEL: the close takes it out
+  closing.peerWrites();
+  turn();
+  EXPECT_TRUE(closing.events.empty());  // released: its events are dropped
+  EXPECT_EQ(closing.closed, 1);
+  EXPECT_EQ(released.closed, 1);
+  EXPECT_FALSE(inAnEpollSet(fd));
 }
 
 TEST_F(SocketPollerTest, ARegistrationEpollRefusesIsAnErrorOnALaterTurn) {
