@@ -1,9 +1,9 @@
-// SocketPoller: the loop's client sockets and the sockets handlers keep to upstreams and
-// PHP pools, in an epoll set of the loop's own. A uv_poll_t costs six system calls per
-// connection before any byte moves (a trial ADD and DEL and a FIONBIO in uv_poll_init, a
-// DEL before the first start, the ADD, and the DEL at close), about 1 µs each on a virtual
-// machine; here a connection costs one ADD (and a DEL only when its descriptor may outlive
-// its close, releaseForClose), and changing what it waits for one MOD.
+// SocketPoller: the loop's listening and client sockets and the sockets handlers keep to
+// upstreams and PHP pools, in an epoll set of the loop's own. A uv_poll_t costs six system calls
+// per connection before any byte moves (a trial ADD and DEL and a FIONBIO in uv_poll_init, a DEL
+// before the first start, the ADD, and the DEL at close), about 1 µs each on a virtual machine;
+// here a connection costs one ADD (and a DEL only when its descriptor may outlive its close,
+// releaseForClose), and changing what it waits for one MOD.
 //
 // A Watch is registered lazily: wanting nothing keeps the registration (an epoll DEL and a
 // later ADD would cost two calls) until an event comes, which is then dropped along with

@@ -82,9 +82,8 @@ void WorkerLoop::addListener(const ListenerSocket& socket) {
   auto l = std::make_unique<Listener>();
   l->owner = this;
   l->socket = socket;
-  uv_poll_init(uv_, &l->poll, socket.fd);
-  l->poll.data = l.get();
-  uv_poll_start(&l->poll, UV_READABLE, &WorkerLoop::onAccept);
+  poller_.attach(l->watch, socket.fd, l.get(), &WorkerLoop::onAccept);
+  poller_.want(l->watch, UV_READABLE);
   listeners_.push_back(std::move(l));
 }
 
@@ -110,9 +109,9 @@ void WorkerLoop::run() {
   }
 }
 
-void WorkerLoop::onAccept(uv_poll_t* handle, int status, int events) {
+void WorkerLoop::onAccept(void* owner, int status, int events) {
   (void)events;
-  auto* l = static_cast<Listener*>(handle->data);
+  auto* l = static_cast<Listener*>(owner);
   if (status < 0) {
     LOG_ERROR("listener poll failed: %s", uv_strerror(status));
     return;
@@ -155,7 +154,7 @@ void WorkerLoop::receiveFrom(Listener& l) {
     }
     if (got == 0) {
       // Every sender's end is closed: the address's channel is gone (the instance stops).
-      uv_poll_stop(&l.poll);
+      poller_.want(l.watch, 0);
       return;
     }
     if ((msg.msg_flags & MSG_CTRUNC) != 0) {
@@ -401,7 +400,9 @@ void WorkerLoop::applySnapshot(std::shared_ptr<const ConfigSnapshot> snapshot) {
 void WorkerLoop::startShutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
-  for (auto& l : listeners_) uv_close(reinterpret_cast<uv_handle_t*>(&l->poll), nullptr);
+  // The listening sockets stay open (the server owns them, and other processes share
+  // them): out of the set with a DEL.
+  for (auto& l : listeners_) poller_.release(l->watch, [](void*) {});
   for (ClientConnection* c = connections_; c != nullptr;) {
     ClientConnection* next = c->next_in_loop;
     c->beginShutdown();

@@ -122,13 +122,15 @@ class WorkerLoop {
   bool shuttingDown() const { return shutting_down_; }
 
  private:
+  // In the poller's set like the client sockets, so a wake for new connections costs
+  // one epoll_wait, not libuv's as well.
   struct Listener {
     WorkerLoop* owner;
     ListenerSocket socket;
-    uv_poll_t poll;
+    SocketPoller::Watch watch;
   };
 
-  static void onAccept(uv_poll_t* handle, int status, int events);
+  static void onAccept(void* owner, int status, int events);
   static void onTimer(uv_timer_t* timer);
   static void onSecondTimer(uv_timer_t* timer);
   static void onShutdownTimer(uv_timer_t* timer);
