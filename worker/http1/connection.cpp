@@ -358,6 +358,7 @@ bool Connection::onRequestHead(Request& request) {
   request.id = loop_.nextRequestId();
   request.start_ns = uv_hrtime();
   const auto& server = snapshot_->server();
+  client_closes_ = !request.keep_alive;
   close_after_response_ = !request.keep_alive || shutting_down_ || server.keepalive_timeout == 0 ||
                           requests_served_ + 1 >= server.max_requests_per_connection;
   response_mark_ = out_.mark();
@@ -524,10 +525,12 @@ bool Connection::clientDoneSending() {
   if (!request_read_whole_ || parse_pos_ != read_len_ || transport_->hasBufferedInput()) {
     return false;
   }
-  // The socket was empty at the last read and the poller has seen nothing since: no read
-  // to find that out again (nginx's `ready` flag). What arrives between the last wait and
-  // the close is a client sending after its own Connection: close, or racing the server's.
-  if (last_read_emptied_socket_ && noInputSinceLastWait()) return true;
+  // A client that said it closes, whose socket was empty at the last read, and nothing
+  // seen by the poller since: no read to find that out again (nginx's `ready` flag). What
+  // arrives between the last wait and the close is a client breaking its own word. A close
+  // the server decided (a limit, an error, a shutdown) still reads: a pipelining client
+  // may have sent its next request just now.
+  if (client_closes_ && last_read_emptied_socket_ && noInputSinceLastWait()) return true;
   char probe;
   ssize_t n = transport_->read(&probe, 1);
   if (n > 0) return false;

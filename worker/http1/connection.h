@@ -154,6 +154,7 @@ class Connection final : public SocketConnection<Connection>,
   bool request_read_whole_ = false;
   // The last read of a plain socket took less than it asked for: the socket was empty then.
   bool last_read_emptied_socket_ = false;
+  bool client_closes_ = false;  // the request said Connection: close (or was HTTP/1.0)
   uint32_t requests_served_ = 0;
 
   ByteQueue::Mark response_mark_;  // where the current response starts in out_
