@@ -103,6 +103,7 @@ MemoryStore::LookupResult MemoryStore::lookup(uint64_t key_hash, std::string_vie
   if (!lock) return result;
   uint32_t found = 0;
   size_t found_meta = 0;
+  EntryView found_view;  // views into scratch_
   // A walk that changed the chain (a dead fill or a corrupt entry dropped) starts over.
   for (int walk = 0; walk < 8; ++walk) {
     result = LookupResult{};
@@ -138,6 +139,7 @@ MemoryStore::LookupResult MemoryStore::lookup(uint64_t key_hash, std::string_vie
           if (matcher.matches(view->vary)) {
             found = i;
             found_meta = view->meta_size;
+            found_view = *view;
           }
         }
       }
@@ -151,6 +153,7 @@ MemoryStore::LookupResult MemoryStore::lookup(uint64_t key_hash, std::string_vie
   size_t meta_size = found_meta;
   uint64_t body_len = d.length - meta_size;
   hit.meta.assign(scratch_.data(), meta_size);
+  hit.view = rebaseEntryView(found_view, scratch_.data(), hit.meta.data());
   if (body_len <= copy_limit) {
     if (!readEntry(d, meta_size, body_len, hit.body)) {
       repair_needed_ = true;

@@ -31,6 +31,7 @@
 
 #include "common/cache/shared_area.h"
 #include "common/status.h"
+#include "worker/handlers/cache/stored_entry.h"
 
 namespace scalws::worker::cache {
 
@@ -66,6 +67,9 @@ class MemoryStore {
   };
   struct Hit {
     std::string meta;  // header..head of the entry
+    // `meta` as the lookup parsed and checked it, viewing `meta` (valid while it is not
+    // changed or moved): a hit is parsed once.
+    EntryView view;
     std::string body;  // the body, when it was copied
     Pin pin;           // else the entry is pinned, and `segments` view its body
     std::vector<std::string_view> segments;

@@ -200,6 +200,19 @@ common::Result<EntryView> parseEntryMeta(std::string_view bytes) {
   return view;
 }
 
+EntryView rebaseEntryView(const EntryView& view, const char* from, const char* to) {
+  auto moved = [&](std::string_view part) {
+    return part.data() == nullptr ? part : std::string_view(to + (part.data() - from), part.size());
+  };
+  EntryView out = view;
+  out.key = moved(view.key);
+  out.uri = moved(view.uri);
+  out.vary = moved(view.vary);
+  out.head = moved(view.head);
+  out.body = moved(view.body);
+  return out;
+}
+
 common::Result<EntryView> parseEntry(std::string_view bytes, bool verify_checksum) {
   common::Result<EntryView> parsed = parseEntryMeta(bytes);
   if (!parsed.ok()) return parsed.status();

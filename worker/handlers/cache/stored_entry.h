@@ -76,6 +76,8 @@ void setEntryBodyLength(char* meta, uint64_t body_len);
 // Parses the header..head of an entry: `bytes` holds at least that much (and maybe the
 // body, which is not looked at). Checks every section against kMax* and `bytes`.
 common::Result<EntryView> parseEntryMeta(std::string_view bytes);
+// `view`, parsed from bytes at `from`, viewing the same bytes copied to `to`.
+EntryView rebaseEntryView(const EntryView& view, const char* from, const char* to);
 // Parses a whole entry (a disk file): the sections must end exactly where `bytes` does,
 // and with `verify_checksum` the checksum must be set and match.
 common::Result<EntryView> parseEntry(std::string_view bytes, bool verify_checksum);

@@ -124,50 +124,45 @@ void CacheExchange::lookup() {
   ready_seen_ = r.ready_seen;
   cache::AreaHeader& counters = store_->header();
   if (r.found == MemoryStore::Found::kHit) {
-    common::Result<cache::EntryView> view = cache::parseEntryMeta(hit_.meta);
-    if (view.ok()) {
-      hit_view_ = *view;
-      have_hit_ = true;
-      int64_t now = cache::wallClockMs();
-      switch (cache::decideReuse(hit_view_.info.freshness, facts_.cache_control, now)) {
-        case cache::Reuse::kFresh: {
-          CacheStatus s;
-          s.hit = true;
-          s.collapsed = collapsed_;
-          if (collapsed_) s.fwd = miss_kind_;
-          counters.hits.fetch_add(1, std::memory_order_relaxed);
-          home_.loop().counters().proxy_cache_hits.add();
-          answerFromHit(s);
-          return;
-        }
-        case cache::Reuse::kStaleWhileRevalidate: {
-          // RFC 5861 §3: served stale while it is revalidated. The request that takes the
-          // fill lock does the revalidation (it waits for the upstream, so no request
-          // outlives its client); every other one meanwhile gets the stale entry at once.
-          miss_kind_ = CacheStatus::Forward::kStale;
-          if (!request_->isHead() && !facts_.cache_control.no_store &&
-              store_->beginFill(key_hash_, uri_hash_, cache::monotonicMs(), fill_, ready_seen_)) {
-            status_.fwd = miss_kind_;
-            stale_allowed_ = true;  // the upstream failing: the stale entry still answers
-            store_->header().misses.fetch_add(1, std::memory_order_relaxed);
-            home_.loop().counters().proxy_cache_misses.add();
-            forward(Mode::kRevalidate);
-            return;
-          }
-          CacheStatus s;
-          s.hit = true;
-          s.detail = "stale-while-revalidate";
-          counters.stale_served.fetch_add(1, std::memory_order_relaxed);
-          home_.loop().counters().proxy_cache_stale.add();
-          answerFromHit(s);
-          return;
-        }
-        case cache::Reuse::kRevalidate:
-          miss_kind_ = CacheStatus::Forward::kStale;
-          break;
+    hit_view_ = hit_.view;  // parsed and checked by the lookup
+    have_hit_ = true;
+    int64_t now = cache::wallClockMs();
+    switch (cache::decideReuse(hit_view_.info.freshness, facts_.cache_control, now)) {
+      case cache::Reuse::kFresh: {
+        CacheStatus s;
+        s.hit = true;
+        s.collapsed = collapsed_;
+        if (collapsed_) s.fwd = miss_kind_;
+        counters.hits.fetch_add(1, std::memory_order_relaxed);
+        home_.loop().counters().proxy_cache_hits.add();
+        answerFromHit(s);
+        return;
       }
-    } else {
-      dropHit();
+      case cache::Reuse::kStaleWhileRevalidate: {
+        // RFC 5861 §3: served stale while it is revalidated. The request that takes the
+        // fill lock does the revalidation (it waits for the upstream, so no request
+        // outlives its client); every other one meanwhile gets the stale entry at once.
+        miss_kind_ = CacheStatus::Forward::kStale;
+        if (!request_->isHead() && !facts_.cache_control.no_store &&
+            store_->beginFill(key_hash_, uri_hash_, cache::monotonicMs(), fill_, ready_seen_)) {
+          status_.fwd = miss_kind_;
+          stale_allowed_ = true;  // the upstream failing: the stale entry still answers
+          store_->header().misses.fetch_add(1, std::memory_order_relaxed);
+          home_.loop().counters().proxy_cache_misses.add();
+          forward(Mode::kRevalidate);
+          return;
+        }
+        CacheStatus s;
+        s.hit = true;
+        s.detail = "stale-while-revalidate";
+        counters.stale_served.fetch_add(1, std::memory_order_relaxed);
+        home_.loop().counters().proxy_cache_stale.add();
+        answerFromHit(s);
+        return;
+      }
+      case cache::Reuse::kRevalidate:
+        miss_kind_ = CacheStatus::Forward::kStale;
+        break;
     }
   } else if (r.found == MemoryStore::Found::kVaryMiss) {
     miss_kind_ = CacheStatus::Forward::kVaryMiss;

@@ -75,6 +75,17 @@ class MemoryStoreTest : public ::testing::Test {
     }
     return s.commit(fill, hash64(uriOf(path)), now);
   }
+  static void expectSameView(const EntryView& got, const EntryView& want) {
+    for (auto [a, b] : {std::pair{got.key, want.key}, std::pair{got.uri, want.uri},
+                        std::pair{got.vary, want.vary}, std::pair{got.head, want.head}}) {
+      EXPECT_EQ(a.data(), b.data());
+      EXPECT_EQ(a.size(), b.size());
+    }
+    EXPECT_EQ(got.meta_size, want.meta_size);
+    EXPECT_EQ(got.info.status, want.info.status);
+    EXPECT_EQ(got.info.body_len, want.info.body_len);
+    EXPECT_EQ(got.info.checksum, want.info.checksum);
+  }
   // The body stored for `path`, or "<miss>".
   static std::string get(MemoryStore& s, std::string_view path, size_t copy_limit = 1 << 20,
                          std::string_view vary = {}) {
@@ -83,7 +94,10 @@ class MemoryStoreTest : public ::testing::Test {
     MemoryStore::LookupResult r =
         s.lookup(hash64(keyOf(path)), keyOf(path), matcher, copy_limit, 2000, hit);
     if (r.found != MemoryStore::Found::kHit) return "<miss>";
-    EXPECT_TRUE(parseEntryMeta(hit.meta).ok());
+    // The lookup hands back the meta it checked, parsed, viewing hit.meta itself.
+    common::Result<EntryView> parsed = parseEntryMeta(hit.meta);
+    EXPECT_TRUE(parsed.ok());
+    if (parsed.ok()) expectSameView(hit.view, *parsed);
     std::string body = hit.body;
     for (std::string_view seg : hit.segments) body += seg;
     s.unpin(hit.pin);
