@@ -92,6 +92,23 @@ bool MemoryStore::entryMeta(const Descriptor& d, std::string& out) const {
   return readEntry(d, 0, meta, out);
 }
 
+common::Result<EntryView> MemoryStore::parseMeta(uint32_t index, const std::string& meta) {
+  if (parsed_.empty()) parsed_.resize(kParsedMetaSlots);
+  ParsedMeta& memo = parsed_[index % kParsedMetaSlots];
+  if (memo.index == index && memo.bytes == meta) {
+    return rebaseEntryView(memo.view, memo.bytes.data(), meta.data());
+  }
+  common::Result<EntryView> view = parseEntryMeta(meta);
+  if (view.ok()) {
+    memo.index = index;
+    memo.bytes = meta;
+    memo.view = rebaseEntryView(*view, meta.data(), memo.bytes.data());
+  } else {
+    memo.index = 0;
+  }
+  return view;
+}
+
 MemoryStore::LookupResult MemoryStore::lookup(uint64_t key_hash, std::string_view key,
                                               const VaryMatcher& matcher, size_t copy_limit,
                                               int64_t now_ms, Hit& hit) {
@@ -130,7 +147,7 @@ MemoryStore::LookupResult MemoryStore::lookup(uint64_t key_hash, std::string_vie
       } else if (d.key_hash == key_hash && d.state == uint32_t(DescriptorState::kReady)) {
         ++result.ready_seen;
         common::Result<EntryView> view =
-            entryMeta(d, scratch_) ? parseEntryMeta(scratch_) : common::invalidArgument("");
+            entryMeta(d, scratch_) ? parseMeta(i, scratch_) : common::invalidArgument("");
         if (!view.ok() || view->meta_size + view->info.body_len != d.length) {
           remove(i);  // a corrupt entry is dropped, never served
           restart = true;

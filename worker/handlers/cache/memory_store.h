@@ -199,6 +199,11 @@ class MemoryStore {
   bool pinned(const Descriptor& d) const;
   bool readEntry(const Descriptor& d, uint64_t offset, uint64_t length, std::string& out) const;
   bool entryMeta(const Descriptor& d, std::string& out) const;
+  // parseEntryMeta(meta), remembered per descriptor: meta bytes equal to the ones last
+  // parsed for `index` parse the same (a pure function of the bytes), so a hit on a known
+  // entry costs a memcmp, not a parse. The bytes are compared, never trusted: the area is
+  // shared with every process of the instance.
+  common::Result<EntryView> parseMeta(uint32_t index, const std::string& meta);
   bool sameEntry(uint32_t a_index, std::string_view b_meta);
   bool takeBlocks(Fill& fill, uint32_t count);
   void lruPushFront(uint32_t index);
@@ -218,6 +223,13 @@ class MemoryStore {
   std::vector<uint32_t> pin_counts_;
   std::vector<uint64_t> pin_generations_;  // the descriptor generation each count is for
   std::string scratch_;
+  struct ParsedMeta {
+    uint32_t index = 0;  // 0: empty
+    std::string bytes;
+    EntryView view;  // viewing `bytes`
+  };
+  static constexpr size_t kParsedMetaSlots = 64;
+  std::vector<ParsedMeta> parsed_;  // kParsedMetaSlots, by descriptor index
 };
 
 }  // namespace scalws::worker::cache

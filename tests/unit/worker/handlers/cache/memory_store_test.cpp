@@ -272,6 +272,24 @@ TEST_F(MemoryStoreTest, ScribbledEntriesAreDroppedNotServed) {
   EXPECT_EQ(store_->stats().entries, 1u);
 }
 
+TEST_F(MemoryStoreTest, AnEntryScribbledAfterItWasServedIsDroppedNotServed) {
+  // A served entry's parsed meta is remembered; a scribble that keeps its section lengths
+  // (the status here) must still be seen: the bytes are compared, not trusted.
+  ASSERT_TRUE(store(*store_, "/s", "secret"));
+  MemoryStore::Hit hit;
+  ExactVary matcher;
+  ASSERT_EQ(store_->lookup(hash64(keyOf("/s")), keyOf("/s"), matcher, 0, 0, hit).found,
+            MemoryStore::Found::kHit);
+  ASSERT_EQ(hit.segments.size(), 1u);
+  char* block = const_cast<char*>(hit.segments[0].data()) - (hit.meta.size());
+  store_->unpin(hit.pin);
+  EXPECT_EQ(get(*store_, "/s"), "secret");  // served again, from the remembered parse
+  block[8] = 0;                             // the status, 200 -> 0
+  block[9] = 0;
+  EXPECT_EQ(get(*store_, "/s"), "<miss>");
+  EXPECT_EQ(store_->stats().entries, 0u);
+}
+
 TEST_F(MemoryStoreTest, AScribbledIndexIsRebuilt) {
   ASSERT_TRUE(store(*store_, "/r", "rebuilt"));
   AreaLayout layout = layoutFor(kMemory);
