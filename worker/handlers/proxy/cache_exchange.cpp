@@ -124,10 +124,9 @@ void CacheExchange::lookup() {
   ready_seen_ = r.ready_seen;
   cache::AreaHeader& counters = store_->header();
   if (r.found == MemoryStore::Found::kHit) {
-    hit_view_ = hit_.view;  // parsed and checked by the lookup
     have_hit_ = true;
     int64_t now = cache::wallClockMs();
-    switch (cache::decideReuse(hit_view_.info.freshness, facts_.cache_control, now)) {
+    switch (cache::decideReuse(hit_.view.info.freshness, facts_.cache_control, now)) {
       case cache::Reuse::kFresh: {
         CacheStatus s;
         s.hit = true;
@@ -259,8 +258,8 @@ void CacheExchange::forward(Mode mode) {
   conditional_.clear();
   if (mode == Mode::kRevalidate) {
     // RFC 9111 §4.3.1: the stored validators, so a 304 can refresh the entry.
-    std::string_view etag = cache::storedField(hit_view_.head, "etag");
-    std::string_view modified = cache::storedField(hit_view_.head, "last-modified");
+    std::string_view etag = cache::storedField(hit_.view.head, "etag");
+    std::string_view modified = cache::storedField(hit_.view.head, "last-modified");
     if (!etag.empty()) cache::appendStoredField(conditional_, "If-None-Match", etag);
     if (!modified.empty()) cache::appendStoredField(conditional_, "If-Modified-Since", modified);
   }
@@ -282,15 +281,15 @@ bool CacheExchange::answerFromHit(CacheStatus status) {
   } else {
     body.copy = hit_.body;
   }
-  store_->header().bytes_served.fetch_add(hit_view_.info.body_len, std::memory_order_relaxed);
-  home_.loop().counters().proxy_cache_bytes.add(hit_view_.info.body_len);
+  store_->header().bytes_served.fetch_add(hit_.view.info.body_len, std::memory_order_relaxed);
+  home_.loop().counters().proxy_cache_bytes.add(hit_.view.info.body_len);
   cache::StoredAnswerOptions options;
   options.status = status;
   options.cache_status_header = route_->config.cache_status_header;
   options.now_ms = cache::wallClockMs();
   Request& request = *request_;
   ResponseWriter& client = *client_;
-  cache::EntryView view = hit_view_;
+  cache::EntryView view = hit_.view;
   bool swallow = state_ == State::kForwarding;
   if (swallow) {
     // The upstream's answer still comes to us: it is dropped, and we end when it ends.
@@ -328,7 +327,7 @@ void CacheExchange::sendHead(const ResponseHead& head) noexcept {
     case Mode::kFill:
       if (cache::isErrorStatus(head.status) && have_hit_ &&
           (stale_allowed_ ||
-           cache::staleIfErrorAllows(hit_view_.info.freshness, facts_.cache_control,
+           cache::staleIfErrorAllows(hit_.view.info.freshness, facts_.cache_control,
                                      route_->config.stale_if_error, cache::wallClockMs()))) {
         answerStale(head.status);
         return;
@@ -448,18 +447,18 @@ void CacheExchange::publish() {
 void CacheExchange::refreshFrom304(const ResponseHead& head) {
   store_->header().revalidations.fetch_add(1, std::memory_order_relaxed);
   home_.loop().counters().proxy_cache_revalidations.add();
-  std::string merged = mergedHead(hit_view_.head, head.headers);
+  std::string merged = mergedHead(hit_.view.head, head.headers);
   HeaderField fields[cache::kMaxStoredFields];
   size_t count = 0;
-  cache::EntryInfo info = hit_view_.info;
+  cache::EntryInfo info = hit_.view.info;
   if (cache::splitStoredHead(merged, fields, count)) {
     cache::ResponseTiming timing{request_time_ms_, cache::wallClockMs()};
     info.freshness = cache::refreshedFreshness(route_->config, info.status,
                                                std::span<const HeaderField>(fields, count), timing);
   }
-  std::string meta(cache::entryMetaSize(hit_view_.key, hit_view_.uri, hit_view_.vary, merged),
+  std::string meta(cache::entryMetaSize(hit_.view.key, hit_.view.uri, hit_.view.vary, merged),
                    '\0');
-  cache::writeEntryMeta(info, hit_view_.key, hit_view_.uri, hit_view_.vary, merged, meta.data());
+  cache::writeEntryMeta(info, hit_.view.key, hit_.view.uri, hit_.view.vary, merged, meta.data());
   // The refreshed entry: the new head and the stored body, published in one step.
   bool stored = fill_.index != 0 && store_->reserve(fill_, meta.size() + info.body_len) &&
                 store_->append(fill_, meta, cache::monotonicMs());
@@ -477,7 +476,7 @@ void CacheExchange::refreshFrom304(const ResponseHead& head) {
   }
   hit_.meta = std::move(meta);
   common::Result<cache::EntryView> view = cache::parseEntryMeta(hit_.meta);
-  if (view.ok()) hit_view_ = *view;
+  if (view.ok()) hit_.view = *view;
   CacheStatus s;
   s.fwd = CacheStatus::Forward::kStale;
   s.fwd_status = 304;

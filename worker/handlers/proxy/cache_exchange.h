@@ -122,10 +122,10 @@ class CacheExchange final : public ResponseWriter, public InFlight, private Time
   bool stale_allowed_ = false;  // revalidating within stale-while-revalidate
   cache::CacheStatus::Forward miss_kind_ = cache::CacheStatus::Forward::kUriMiss;
 
-  // The entry found (a stale one kept for a 304 or stale-if-error).
+  // The entry found (a stale one kept for a 304 or stale-if-error); hit_.view is its meta
+  // as the lookup parsed it.
   cache::MemoryStore::Hit hit_;
   bool have_hit_ = false;
-  cache::EntryView hit_view_;
   std::string conditional_;
 
   // The fill.

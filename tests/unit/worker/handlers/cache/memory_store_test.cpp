@@ -104,6 +104,21 @@ class MemoryStoreTest : public ::testing::Test {
     return body;
   }
 
+  // Where the entry stored for `path` (one block) starts in the area, found through a
+  // pinned lookup, for a test to scribble on; null (and a failure) when it is not there.
+  char* storedBytes(std::string_view path) {
+    MemoryStore::Hit hit;
+    ExactVary matcher;
+    MemoryStore::LookupResult r =
+        store_->lookup(hash64(keyOf(path)), keyOf(path), matcher, 0, 0, hit);
+    EXPECT_EQ(r.found, MemoryStore::Found::kHit);
+    EXPECT_EQ(hit.segments.size(), 1u);
+    if (r.found != MemoryStore::Found::kHit || hit.segments.size() != 1) return nullptr;
+    char* block = const_cast<char*>(hit.segments[0].data()) - hit.meta.size();
+    store_->unpin(hit.pin);
+    return block;
+  }
+
   common::UniqueFd fd_;
   std::unique_ptr<MemoryStore> store_;
 };
@@ -258,14 +273,8 @@ TEST_F(MemoryStoreTest, PurgeByUriPrefixAndAll) {
 TEST_F(MemoryStoreTest, ScribbledEntriesAreDroppedNotServed) {
   ASSERT_TRUE(store(*store_, "/s", "secret"));
   ASSERT_TRUE(store(*store_, "/t", "kept"));
-  // Find /s's first block through a pinned lookup, then scribble on its header.
-  MemoryStore::Hit hit;
-  ExactVary matcher;
-  ASSERT_EQ(store_->lookup(hash64(keyOf("/s")), keyOf("/s"), matcher, 0, 0, hit).found,
-            MemoryStore::Found::kHit);
-  ASSERT_EQ(hit.segments.size(), 1u);
-  char* block = const_cast<char*>(hit.segments[0].data()) - (hit.meta.size());
-  store_->unpin(hit.pin);
+  char* block = storedBytes("/s");
+  ASSERT_NE(block, nullptr);
   std::memset(block + 12, 0xff, 4);  // the key length
   EXPECT_EQ(get(*store_, "/s"), "<miss>");
   EXPECT_EQ(get(*store_, "/t"), "kept");
@@ -276,13 +285,8 @@ TEST_F(MemoryStoreTest, AnEntryScribbledAfterItWasServedIsDroppedNotServed) {
   // A served entry's parsed meta is remembered; a scribble that keeps its section lengths
   // (the status here) must still be seen: the bytes are compared, not trusted.
   ASSERT_TRUE(store(*store_, "/s", "secret"));
-  MemoryStore::Hit hit;
-  ExactVary matcher;
-  ASSERT_EQ(store_->lookup(hash64(keyOf("/s")), keyOf("/s"), matcher, 0, 0, hit).found,
-            MemoryStore::Found::kHit);
-  ASSERT_EQ(hit.segments.size(), 1u);
-  char* block = const_cast<char*>(hit.segments[0].data()) - (hit.meta.size());
-  store_->unpin(hit.pin);
+  char* block = storedBytes("/s");
+  ASSERT_NE(block, nullptr);
   EXPECT_EQ(get(*store_, "/s"), "secret");  // served again, from the remembered parse
   block[8] = 0;                             // the status, 200 -> 0
   block[9] = 0;
