@@ -132,7 +132,16 @@ constexpr std::array kAllowList = {
     allow("accept4", "clients on the inherited listeners"),
     allow("shutdown", "half-close"),
     allow("getsockopt", "SO_ERROR after a non-blocking connect"),
-    allow("setsockopt", "TCP_NODELAY, keep-alive, buffer sizes; UDP pktinfo, ECN, MTU"),
+    // Never SO_ATTACH_REUSEPORT_*: a worker's UDP socket may sit in a group other
+    // instances' workers share (common/net/quic_steering.h), whose program it would replace.
+    allowIf("setsockopt", eq32(1, SOL_SOCKET), eq32(2, SO_RCVBUF), "buffer sizes"),
+    allowIf("setsockopt", eq32(1, SOL_SOCKET), eq32(2, SO_SNDBUF), "buffer sizes"),
+    allowIf("setsockopt", eq32(1, SOL_SOCKET), eq32(2, SO_KEEPALIVE), "keep-alive"),
+    allowIf("setsockopt", eq32(1, SOL_SOCKET), eq32(2, SO_LINGER), "a reset instead of a FIN"),
+    allowIf("setsockopt", eq32(1, IPPROTO_TCP), "TCP_NODELAY, keep-alive timing"),
+    allowIf("setsockopt", eq32(1, IPPROTO_IP), "UDP pktinfo, ECN, MTU discovery"),
+    allowIf("setsockopt", eq32(1, IPPROTO_IPV6), "UDP pktinfo, traffic class, MTU discovery"),
+    allowIf("setsockopt", eq32(1, IPPROTO_UDP), "UDP segmentation offload"),
     allow("getsockname", "local address for logs and X-Forwarded headers"),
     allow("getpeername", "client address"),
     allowIf("sendto", noFastOpen(3), "send on connected sockets, never MSG_FASTOPEN"),

@@ -1,7 +1,9 @@
 #include "sandbox/sandbox.h"
 
 #include <gtest/gtest.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -60,6 +62,8 @@ TEST_F(SandboxTest, WorkerCanServeAndNothingElse) {
   pid_t parent = getpid();
 
   ForkedChild child = ForkedChild::start([&](ChildProbe& probe) {
+    // A UDP socket as an HTTP/3 listener holds one (maybe in a group other instances share).
+    int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     auto report = applySandbox(policy_);
     if (!report.ok()) probe.fail(report.status().message());
     probe.note("report", report->toJson().dump());
@@ -99,6 +103,16 @@ TEST_F(SandboxTest, WorkerCanServeAndNothingElse) {
     probe.record("fork", testing::tryFork());
     probe.recordErrno("kill_parent", kill(parent, 0));
     probe.recordErrno("setuid0", setuid(0));
+    int one = 1;
+    probe.recordErrno("udp_buffer", setsockopt(udp, SOL_SOCKET, SO_RCVBUF, &one, sizeof(one)));
+    probe.recordErrno("udp_pktinfo", setsockopt(udp, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)));
+    sock_filter everything_to_me[] = {{BPF_RET | BPF_K, 0, 0, 0}};
+    sock_fprog program{1, everything_to_me};
+    probe.recordErrno(
+        "attach_reuseport_program",
+        setsockopt(udp, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &program, sizeof(program)));
+    probe.recordErrno("detach_reuseport_program",
+                      setsockopt(udp, SOL_SOCKET, SO_DETACH_REUSEPORT_BPF, &one, sizeof(one)));
     probe.waitForParent();
   });
 
@@ -156,6 +170,11 @@ TEST_F(SandboxTest, WorkerCanServeAndNothingElse) {
   EXPECT_CHILD_ERRNO(child, "fork", EPERM);
   EXPECT_CHILD_ERRNO(child, "kill_parent", EPERM);
   EXPECT_CHILD_ERRNO(child, "setuid0", EPERM);
+  EXPECT_CHILD_ERRNO(child, "udp_buffer", 0);
+  EXPECT_CHILD_ERRNO(child, "udp_pktinfo", 0);
+  // A UDP group's program decides which process gets another tenant's datagrams.
+  EXPECT_CHILD_ERRNO(child, "attach_reuseport_program", EPERM);
+  EXPECT_CHILD_ERRNO(child, "detach_reuseport_program", EPERM);
 }
 
 TEST_F(SandboxTest, RefusedOnceThreadsRun) {
