@@ -66,7 +66,7 @@ bool Connection::start(const Start& s) {
   SocketAddress local = s.datagram->local;
   SocketAddress remote = s.datagram->remote;
   peer_ = remote;
-  ngtcp2_path path{local.addr(), remote.addr(), nullptr};
+  ngtcp2_path path{ngtcpAddr(local), ngtcpAddr(remote), nullptr};
   ngtcp2_callbacks callbacks = ConnectionCallbacks::table();
   if (ngtcp2_conn_server_new(&conn_, &hd.scid, &s.scid, &path, hd.version, &callbacks, &settings,
                              &params, nullptr, this) != 0) {
@@ -120,7 +120,7 @@ void Connection::receive(const Datagram& d, uint64_t now) {
   last_now_ = now;
   SocketAddress local = d.local;
   SocketAddress remote = d.remote;
-  ngtcp2_path path{local.addr(), remote.addr(), nullptr};
+  ngtcp2_path path{ngtcpAddr(local), ngtcpAddr(remote), nullptr};
   ngtcp2_pkt_info info{d.ecn};
   int rv = ngtcp2_conn_read_pkt(conn_, &path, &info, d.data, d.len, now);
   if (rv != 0) {

@@ -1,6 +1,6 @@
 // Datagrams as the QUIC code sees them, away from any socket: what arrived (addresses,
-// ECN, bytes) and the one way out (DatagramSender), implemented by UdpSocket for real and by
-// a recorder in tests and the fuzz target.
+// ECN, bytes: common/net/datagram.h) and the one way out (DatagramSender), implemented by UdpSocket
+// for real and by a recorder in tests and the fuzz target.
 #pragma once
 
 #include <ngtcp2/ngtcp2.h>
@@ -9,24 +9,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/net/datagram.h"
+
 namespace scalws::worker::quic {
 
-struct SocketAddress {
-  sockaddr_storage storage{};
-  socklen_t len = 0;
+using common::net::Datagram;
+using common::net::SocketAddress;
 
-  sockaddr* get() { return reinterpret_cast<sockaddr*>(&storage); }
-  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
-  ngtcp2_addr addr() { return ngtcp2_addr{get(), len}; }
-};
-
-struct Datagram {
-  SocketAddress local;   // the address the client sent to (with the socket's port)
-  SocketAddress remote;  // the client
-  uint8_t ecn = 0;       // RFC 3168 codepoint from the IP header
-  const uint8_t* data = nullptr;
-  size_t len = 0;
-};
+// The address as ngtcp2 takes it (a view: `a` must outlive it).
+inline ngtcp2_addr ngtcpAddr(SocketAddress& a) {
+  return ngtcp2_addr{a.get(), a.len};
+}
 
 class DatagramSender {
  public:

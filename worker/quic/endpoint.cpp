@@ -217,7 +217,7 @@ void Endpoint::retire(const ngtcp2_cid& cid) noexcept {
 void Endpoint::sendBytes(const Datagram& d, const uint8_t* data, size_t len) {
   SocketAddress local = d.local;
   SocketAddress remote = d.remote;
-  sender_.send(local.addr(), remote.addr(), 0, data, len, len);
+  sender_.send(ngtcpAddr(local), ngtcpAddr(remote), 0, data, len, len);
 }
 
 void Endpoint::sendRetry(const ngtcp2_pkt_hd& hd, const Datagram& d, uint64_t unix_ns) {

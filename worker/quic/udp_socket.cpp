@@ -1,14 +1,15 @@
 #include "worker/quic/udp_socket.h"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "common/log.h"
+#include "common/net/udp_receive.h"
 
 namespace scalws::worker::quic {
 namespace {
@@ -16,108 +17,34 @@ namespace {
 constexpr int kBufferBytes = 4 * 1024 * 1024;
 constexpr size_t kControlSpace = 128;  // pktinfo + TOS/TCLASS + UDP_SEGMENT
 
-void setPort(SocketAddress& a, uint16_t port) {
-  if (a.storage.ss_family == AF_INET) {
-    reinterpret_cast<sockaddr_in*>(&a.storage)->sin_port = htons(port);
-  } else {
-    reinterpret_cast<sockaddr_in6*>(&a.storage)->sin6_port = htons(port);
-  }
-}
-
 }  // namespace
 
 UdpSocket::UdpSocket(int fd) : fd_(fd), buffers_(new uint8_t[kBatch * kMaxDatagram]) {}
 
 common::Status UdpSocket::configure() {
-  sockaddr_storage bound{};
-  socklen_t len = sizeof(bound);
-  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
-    return common::errnoStatus(errno, "getsockname on a UDP listener");
-  }
-  family_ = bound.ss_family;
-  int one = 1;
-  bool ok = true;
+  common::Result<common::net::UdpBinding> binding = common::net::enableDatagramInfo(fd_);
+  if (!binding.ok()) return binding.status();
+  family_ = binding->family;
+  port_ = binding->port;
+  // DF set, our own packet sizes (ngtcp2 probes the path).
   if (family_ == AF_INET) {
-    port_ = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    ok = setsockopt(fd_, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) == 0 &&
-         setsockopt(fd_, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) == 0;
-    int pmtu = IP_PMTUDISC_PROBE;  // DF set, our own packet sizes (ngtcp2 probes the path)
+    int pmtu = IP_PMTUDISC_PROBE;
     setsockopt(fd_, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
-  } else if (family_ == AF_INET6) {
-    port_ = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
-    ok = setsockopt(fd_, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) == 0 &&
-         setsockopt(fd_, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)) == 0;
+  } else {
     int pmtu = IPV6_PMTUDISC_PROBE;
     setsockopt(fd_, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
-  } else {
-    return common::invalidArgument("a QUIC listener must be an IPv4 or IPv6 UDP socket");
   }
-  if (!ok) return common::errnoStatus(errno, "setsockopt on a UDP listener");
-  // Best effort: the kernel caps these at net.core.{r,w}mem_max.
-  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &kBufferBytes, sizeof(kBufferBytes));
+  // Best effort: the kernel caps it at net.core.wmem_max.
   setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &kBufferBytes, sizeof(kBufferBytes));
   return common::okStatus();
 }
 
 size_t UdpSocket::receive(std::span<Datagram> out) {
-  size_t want = std::min(out.size(), kBatch);
-  mmsghdr msgs[kBatch];
-  iovec iovs[kBatch];
-  alignas(cmsghdr) uint8_t control[kBatch][kControlSpace];
-  for (size_t i = 0; i < want; ++i) {
-    iovs[i] = iovec{buffers_.get() + i * kMaxDatagram, kMaxDatagram};
-    msghdr& m = msgs[i].msg_hdr;
-    m = msghdr{};
-    m.msg_name = &out[i].remote.storage;
-    m.msg_namelen = sizeof(out[i].remote.storage);
-    m.msg_iov = &iovs[i];
-    m.msg_iovlen = 1;
-    m.msg_control = control[i];
-    m.msg_controllen = kControlSpace;
-    msgs[i].msg_len = 0;
-  }
-  int n;
-  do {
-    n = ::recvmmsg(fd_, msgs, static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) return 0;
-  size_t kept = 0;
-  for (int i = 0; i < n; ++i) {
-    msghdr& m = msgs[i].msg_hdr;
-    if ((m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) continue;  // too big: not ours to guess
-    Datagram& d = out[kept];
-    if (static_cast<size_t>(i) != kept) d.remote = out[i].remote;
-    d.remote.len = m.msg_namelen;
-    d.data = static_cast<const uint8_t*>(m.msg_iov->iov_base);
-    d.len = msgs[i].msg_len;
-    d.ecn = 0;
-    d.local = SocketAddress{};
-    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c)) {
-      if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-        in_pktinfo info;
-        std::memcpy(&info, CMSG_DATA(c), sizeof(info));
-        auto* local = reinterpret_cast<sockaddr_in*>(&d.local.storage);
-        local->sin_family = AF_INET;
-        local->sin_addr = info.ipi_addr;
-        d.local.len = sizeof(sockaddr_in);
-      } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
-        in6_pktinfo info;
-        std::memcpy(&info, CMSG_DATA(c), sizeof(info));
-        auto* local = reinterpret_cast<sockaddr_in6*>(&d.local.storage);
-        local->sin6_family = AF_INET6;
-        local->sin6_addr = info.ipi6_addr;
-        d.local.len = sizeof(sockaddr_in6);
-      } else if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) ||
-                 (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS)) {
-        // IP_TOS arrives as one byte, IPV6_TCLASS as an int; ECN is the low two bits.
-        d.ecn = static_cast<uint8_t>(*CMSG_DATA(c) & 0x3);
-      }
-    }
-    if (d.local.len == 0) continue;  // no destination address: cannot answer correctly
-    setPort(d.local, port_);
+  size_t kept = common::net::receiveDatagrams(fd_, port_, out.first(std::min(out.size(), kBatch)),
+                                              buffers_.get(), kMaxDatagram);
+  for (size_t i = 0; i < kept; ++i) {
     stats_.datagrams_in += 1;
-    stats_.bytes_in += d.len;
-    ++kept;
+    stats_.bytes_in += out[i].len;
   }
   return kept;
 }

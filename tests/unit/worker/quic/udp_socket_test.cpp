@@ -50,7 +50,7 @@ TEST(UdpSocket, ReceivesWithBothAddressesAndSendsGsoTrains) {
   from.len = sizeof(sockaddr_in);
   to = from;
   reinterpret_cast<sockaddr_in*>(&to.storage)->sin_port = htons(b_port);
-  a.send(from.addr(), to.addr(), 0, train.data(), train.size(), 1000);
+  a.send(ngtcpAddr(from), ngtcpAddr(to), 0, train.data(), train.size(), 1000);
 
   ASSERT_TRUE(waitReadable(b_fd.get()));
   Datagram got[UdpSocket::kBatch];
@@ -77,7 +77,7 @@ TEST(UdpSocket, ReceivesWithBothAddressesAndSendsGsoTrains) {
 
   // Without GSO (a kernel or device that refused it): the same train, a call per datagram.
   a.disableGsoForTest();
-  a.send(from.addr(), to.addr(), 0, train.data(), train.size(), 1000);
+  a.send(ngtcpAddr(from), ngtcpAddr(to), 0, train.data(), train.size(), 1000);
   ASSERT_TRUE(waitReadable(b_fd.get()));
   n = 0;
   for (int tries = 0; tries < 10 && n < 3; ++tries) {
