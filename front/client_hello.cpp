@@ -118,6 +118,19 @@ ServerNamePeek parseClientHelloBody(std::string_view body) {
 
 }  // namespace
 
+ServerNamePeek peekServerNameInHandshake(std::string_view handshake_bytes) {
+  if (handshake_bytes.empty()) return helloResult(HelloOutcome::kNeedMore);
+  if (static_cast<uint8_t>(handshake_bytes[0]) != kClientHello) {
+    return helloResult(HelloOutcome::kInvalid);
+  }
+  if (handshake_bytes.size() < 4) return helloResult(HelloOutcome::kNeedMore);
+  Reader h(handshake_bytes.substr(1, 3));
+  uint32_t body = h.u24();
+  if (body > kMaxClientHello) return helloResult(HelloOutcome::kInvalid);
+  if (handshake_bytes.size() - 4 < body) return helloResult(HelloOutcome::kNeedMore);
+  return parseClientHelloBody(handshake_bytes.substr(4, body));
+}
+
 ServerNamePeek peekServerName(std::string_view bytes) {
   // The handshake message may span records: its bytes are the records' payloads in order.
   // The usual hello fits one record and is parsed where it lies; only a fragmented one is
@@ -126,7 +139,6 @@ ServerNamePeek peekServerName(std::string_view bytes) {
   std::string_view message;
   size_t offset = 0;
   size_t records = 0;
-  size_t wanted = 0;  // the whole message's length, header included, once known
   while (true) {
     if (bytes.size() - offset < kRecordHeader) {
       // What there is of a header must already be right.
@@ -157,19 +169,8 @@ ServerNamePeek peekServerName(std::string_view bytes) {
       message = assembled;
     }
     offset += available;
-    if (wanted == 0 && message.size() >= 4) {
-      Reader h(message.substr(0, 4));
-      if (h.u8() != kClientHello) return helloResult(HelloOutcome::kInvalid);
-      uint32_t body = h.u24();
-      if (body > kMaxClientHello) return helloResult(HelloOutcome::kInvalid);
-      wanted = 4 + body;
-    } else if (wanted == 0 && !message.empty() &&
-               static_cast<uint8_t>(message[0]) != kClientHello) {
-      return helloResult(HelloOutcome::kInvalid);
-    }
-    if (wanted != 0 && message.size() >= wanted) {
-      return parseClientHelloBody(message.substr(4, wanted - 4));
-    }
+    ServerNamePeek peek = peekServerNameInHandshake(message);
+    if (peek.outcome != HelloOutcome::kNeedMore) return peek;
     if (available < length)
       return helloResult(HelloOutcome::kNeedMore);  // the record is still coming
   }

@@ -45,4 +45,9 @@ struct ServerNamePeek {
 
 ServerNamePeek peekServerName(std::string_view bytes);
 
+// The same answer from the bare handshake message (type, 3-byte length, body) without
+// records: how QUIC carries the ClientHello, in CRYPTO frames (RFC 9001 §4). `handshake_bytes`
+// is the message's first bytes; anything after a whole message is not looked at.
+ServerNamePeek peekServerNameInHandshake(std::string_view handshake_bytes);
+
 }  // namespace scalws::front

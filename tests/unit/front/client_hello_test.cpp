@@ -1,5 +1,5 @@
 // peekServerName: real and hand-built ClientHellos, fragmented across records and fed in
-// every split, and what is refused.
+// every split, and what is refused; peekServerNameInHandshake on bare messages.
 #include "front/client_hello.h"
 
 #include <gtest/gtest.h>
@@ -202,6 +202,25 @@ TEST(ClientHello, TooManyRecordsAreRefused) {
   ASSERT_GT(message.size(), kMaxHelloRecords);
   EXPECT_EQ(peekServerName(records(message, 1)).outcome, HelloOutcome::kInvalid);
   EXPECT_EQ(peekServerName(records(message, 2)).outcome, HelloOutcome::kName);
+}
+
+// QUIC's CRYPTO frames carry the handshake message without records.
+TEST(ClientHello, ABareHandshakeMessage) {
+  std::string message = helloMessage(serverNameExtension("Quic.Example"));
+  for (size_t n = 0; n < message.size(); ++n) {
+    ASSERT_EQ(peekServerNameInHandshake(message.substr(0, n)).outcome, HelloOutcome::kNeedMore)
+        << n;
+  }
+  ServerNamePeek peek = peekServerNameInHandshake(message + "after");
+  EXPECT_EQ(peek.outcome, HelloOutcome::kName);
+  EXPECT_EQ(peek.name, "quic.example");
+  EXPECT_EQ(peekServerNameInHandshake(helloMessage(extension(16, "h3"))).outcome,
+            HelloOutcome::kNoName);
+  EXPECT_EQ(peekServerNameInHandshake("\x02").outcome, HelloOutcome::kInvalid);
+  EXPECT_EQ(peekServerNameInHandshake(std::string("\x01", 1) + u24(kMaxClientHello + 1)).outcome,
+            HelloOutcome::kInvalid);
+  // A record is not a handshake message.
+  EXPECT_EQ(peekServerNameInHandshake(records(message)).outcome, HelloOutcome::kInvalid);
 }
 
 TEST(ClientHello, EmptyAndPartialHeaders) {
