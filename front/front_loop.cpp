@@ -52,11 +52,24 @@ const std::string& refusalBytes(bool tls, int kind) {
 
 common::Result<std::unique_ptr<FrontLoop>> FrontLoop::create(uv_loop_t* loop,
                                                              const ipc::FrontSettings& settings,
-                                                             common::UniqueFd listener) {
+                                                             common::UniqueFd listener,
+                                                             common::UniqueFd udp) {
   common::UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll) return common::errnoStatus(errno, "epoll_create1");
-  return std::unique_ptr<FrontLoop>(
+  auto front = std::unique_ptr<FrontLoop>(
       new FrontLoop(loop, settings, std::move(listener), std::move(epoll)));
+  if (udp) {
+    common::Result<std::unique_ptr<QuicFront>> quic =
+        QuicFront::create(loop, std::move(udp), front->counters_, front->handoffs_);
+    if (!quic.ok()) return quic.status();
+    front->quic_ = std::move(quic).value();
+  }
+  return front;
+}
+
+void FrontLoop::setRoutes(std::shared_ptr<const RouteTable> routes) {
+  if (quic_) quic_->setRoutes(routes);
+  routes_ = std::move(routes);
 }
 
 FrontLoop::FrontLoop(uv_loop_t* loop, const ipc::FrontSettings& settings, common::UniqueFd listener,
@@ -78,6 +91,7 @@ void FrontLoop::start() {
   accepting_ = true;
   uv_poll_start(&accept_poll_, UV_READABLE, &FrontLoop::onAcceptable);
   uv_poll_start(&waiting_poll_, UV_READABLE, &FrontLoop::onWaitingReadable);
+  if (quic_) quic_->start();
 }
 
 void FrontLoop::drain(std::function<void()> on_drained) {
@@ -108,6 +122,7 @@ void FrontLoop::closeNow() {
   uv_close(reinterpret_cast<uv_handle_t*>(&accept_poll_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&waiting_poll_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
+  if (quic_) quic_->close();
 }
 
 void FrontLoop::onAcceptable(uv_poll_t* handle, int status, int) {

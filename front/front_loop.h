@@ -36,6 +36,7 @@
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "front/client_hello.h"
+#include "front/quic_front.h"
 #include "front/route_table.h"
 #include "ipc/front_messages.h"
 
@@ -45,9 +46,11 @@ class FrontLoop {
  public:
   // `listener`: the bound, listening, non-blocking socket (kept by the loop). The epoll set
   // for waiting clients is created here, before any sandbox.
+  // `udp`: with settings.quic, the address's UDP socket (quic_front.h), else empty.
   static common::Result<std::unique_ptr<FrontLoop>> create(uv_loop_t* loop,
                                                            const ipc::FrontSettings& settings,
-                                                           common::UniqueFd listener);
+                                                           common::UniqueFd listener,
+                                                           common::UniqueFd udp = {});
   ~FrontLoop();
   FrontLoop(const FrontLoop&) = delete;
   FrontLoop& operator=(const FrontLoop&) = delete;
@@ -58,13 +61,14 @@ class FrontLoop {
   void drain(std::function<void()> on_drained);
   // Closes every waiting connection and the handles now. Idempotent.
   void closeNow();
-  void setRoutes(std::shared_ptr<const RouteTable> routes) { routes_ = std::move(routes); }
+  void setRoutes(std::shared_ptr<const RouteTable> routes);
   const RouteTable& routes() const { return *routes_; }
 
   const ipc::FrontCounters& counters() const { return counters_; }
   // Hand-offs per instance since the start (instances gone keep their count).
   const std::map<std::string, uint64_t, std::less<>>& handoffs() const { return handoffs_; }
   int listenerFd() const { return listener_.get(); }
+  int udpFd() const { return quic_ ? quic_->fd() : -1; }
 
  private:
   struct Waiting {
@@ -120,6 +124,7 @@ class FrontLoop {
   bool closed_ = false;
   std::function<void()> on_drained_;
   std::array<char, kMaxPeekBytes> peek_{};
+  std::unique_ptr<QuicFront> quic_;  // with settings.quic
 };
 
 }  // namespace scalws::front

@@ -45,6 +45,11 @@ bool isTcpListener(int fd) {
          (domain == AF_INET || domain == AF_INET6);
 }
 
+bool isUdpSocket(int fd) {
+  int domain = socketOption(fd, SO_DOMAIN);
+  return socketOption(fd, SO_TYPE) == SOCK_DGRAM && (domain == AF_INET || domain == AF_INET6);
+}
+
 bool isChannel(int fd) {
   return socketOption(fd, SO_DOMAIN) == AF_UNIX && socketOption(fd, SO_TYPE) == SOCK_SEQPACKET;
 }
@@ -129,8 +134,9 @@ ipc::FrontHelloArgs FrontSession::hello(bool attached) const {
   h.address = address_;
   h.attach_address = attach_address_;
   if (attached && front_) {
-    h.attached = ipc::FrontHelloArgs::Attached{state_ == State::kStopping, settings_,
-                                               front_->listenerFd(), front_->routes().channelFds()};
+    h.attached =
+        ipc::FrontHelloArgs::Attached{state_ == State::kStopping, settings_, front_->listenerFd(),
+                                      front_->routes().channelFds(), front_->udpFd()};
   }
   return h;
 }
@@ -145,12 +151,18 @@ void FrontSession::onConfig(ipc::Incoming& request, ipc::Replier replier) {
     return replier.fail(ipc::errc::kInvalidArgument,
                         "this front is for " + address_ + ", not " + config->settings.address);
   }
-  if (request.fds.size() != 1 || !isTcpListener(request.fds[0].get())) {
-    return replier.fail(ipc::errc::kInvalidArgument, "front.config takes one listening TCP socket");
+  size_t want = config->settings.quic ? 2 : 1;
+  if (request.fds.size() != want || !isTcpListener(request.fds[0].get()) ||
+      (config->settings.quic && !isUdpSocket(request.fds[1].get()))) {
+    return replier.fail(ipc::errc::kInvalidArgument,
+                        config->settings.quic
+                            ? "front.config with quic takes a listening TCP socket and a UDP one"
+                            : "front.config takes one listening TCP socket");
   }
   settings_ = std::move(config->settings);
   controller_uid_ = static_cast<uid_t>(config->controller_uid);
   listener_ = std::move(request.fds[0]);
+  if (settings_.quic) udp_ = std::move(request.fds[1]);
   state_ = State::kGoingLive;
   replier.ok();
   // Out of this handler: the reply leaves first, and the sandbox is entered from a plain
@@ -165,7 +177,7 @@ void FrontSession::onConfig(ipc::Incoming& request, ipc::Replier replier) {
 void FrontSession::goLive() {
   if (state_ != State::kGoingLive) return;
   Result<std::unique_ptr<FrontLoop>> front =
-      FrontLoop::create(loop_, settings_, std::move(listener_));
+      FrontLoop::create(loop_, settings_, std::move(listener_), std::move(udp_));
   Result<sandbox::SandboxReport> report = front.ok()
                                               ? enterFrontSandbox(settings_.user)
                                               : Result<sandbox::SandboxReport>(front.status());
@@ -193,7 +205,8 @@ void FrontSession::goLive() {
   uv_timer_start(
       timer_, [](uv_timer_t* t) { static_cast<FrontSession*>(t->data)->sendMetrics(); },
       kMetricsIntervalMs, kMetricsIntervalMs);
-  LOG_INFO("front %s: accepting (%s)", address_.c_str(), settings_.tls ? "TLS, by SNI" : "by Host");
+  LOG_INFO("front %s: accepting (%s%s)", address_.c_str(),
+           settings_.tls ? "TLS, by SNI" : "by Host", settings_.quic ? "; QUIC by SNI" : "");
   if (!endpoint_ || !endpoint_->isOpen()) return;
   Status sent = endpoint_->request(ipc::op::kFrontReady, ready.encode(), {}, [](Result<Json> r) {
     if (!r.ok()) LOG_WARN("front.ready not acknowledged: %s", r.status().message().c_str());

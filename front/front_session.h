@@ -77,6 +77,7 @@ class FrontSession {
   ipc::FrontSettings settings_;
   uid_t controller_uid_ = 0;
   common::UniqueFd listener_;  // until goLive hands it to the loop
+  common::UniqueFd udp_;       // the same, with settings_.quic
   std::unique_ptr<FrontLoop> front_;
   std::shared_ptr<InstanceRoute> staging_;  // a route whose parts are still coming
   int exit_code_ = 0;

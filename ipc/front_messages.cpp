@@ -55,7 +55,8 @@ Json frontSettingsJson(const FrontSettings& s) {
           {"slot", s.slot},
           {"header_timeout_ms", s.header_timeout_ms},
           {"max_waiting", s.max_waiting},
-          {"user", s.user}};
+          {"user", s.user},
+          {"quic", s.quic}};
 }
 
 Result<FrontSettings> frontSettingsFrom(const Json& args) {
@@ -82,6 +83,10 @@ Result<FrontSettings> frontSettingsFrom(const Json& args) {
   s.max_waiting = static_cast<uint32_t>(waiting);
   SCALWS_ASSIGN_OR_RETURN(s.user, stringField(j, "user"));
   if (s.user.empty()) return common::invalidArgument("\"user\" must not be empty");
+  // Absent from a front started before shared addresses had HTTP/3.
+  if (j.contains("quic")) {
+    SCALWS_ASSIGN_OR_RETURN(s.quic, boolField(j, "quic"));
+  }
   return s;
 }
 
@@ -101,6 +106,7 @@ Json FrontHelloArgs::encode() const {
   Json channels = Json::array();
   for (int fd : attached->channel_fds) channels.push_back(static_cast<uint64_t>(fd));
   out["channel_fds"] = std::move(channels);
+  if (attached->udp_fd >= 0) out["udp_fd"] = static_cast<uint64_t>(attached->udp_fd);
   return out;
 }
 
@@ -134,6 +140,11 @@ Result<FrontHelloArgs> FrontHelloArgs::decode(const Json& args) {
   Result<std::vector<int>> channels = fdListField(args, "channel_fds");
   if (!channels.ok()) return badFront("front.hello", channels.status());
   a.channel_fds = std::move(channels).value();
+  if (args.contains("udp_fd")) {
+    Result<uint64_t> udp = boundedField(args, "udp_fd", INT_MAX);
+    if (!udp.ok()) return badFront("front.hello", udp.status());
+    a.udp_fd = static_cast<int>(*udp);
+  }
   h.attached = std::move(a);
   return h;
 }
@@ -281,6 +292,11 @@ Result<FrontMetricsArgs> FrontMetricsArgs::decode(const Json& args) {
   }
   Status status;
   auto read = [&](const char* key, uint64_t& out) {
+    // A front older than HTTP/3 on shared addresses has no QUIC figures: they are 0.
+    if (std::string_view(key).starts_with("quic_") && !counters->contains(key)) {
+      out = 0;
+      return;
+    }
     Result<uint64_t> v = uintField(*counters, key);
     if (!v.ok() && status.ok()) status = badFront("front.metrics", v.status());
     out = v.ok() ? *v : 0;

@@ -6,7 +6,9 @@
 //   front -> front.hello    FrontHelloArgs    pid, address, attach_address (spawned) or its
 //                                             state, settings and fd numbers (attached)
 //   ctl   -> front.config   FrontConfigArgs   + one fd: the listening socket (bound by the
-//                                             controller, SO_REUSEPORT, one per front)
+//                                             controller, SO_REUSEPORT, one per front), and
+//                                             with settings.quic a second: the UDP socket
+//                                             every datagram of the address reaches
 //   front -> front.ready    FrontReadyArgs    it accepts (sandbox report), or why not
 //   ctl   -> front.route    FrontRouteArgs    + one fd per channel: an instance's names and
 //                                             the sockets its workers receive connections
@@ -48,6 +50,9 @@ struct FrontSettings {
   uint64_t header_timeout_ms = 10'000;  // the first bytes must name a host by then
   uint32_t max_waiting = 1024;          // connections still being peeked at, at most
   std::string user;                     // who it runs as
+  // HTTP/3 too: front.config carries the address's UDP socket after the TCP one, and the
+  // front passes each datagram to its connection's worker loop (forwarded_datagram.h).
+  bool quic = false;
 
   friend bool operator==(const FrontSettings&, const FrontSettings&) = default;
 };
@@ -58,6 +63,7 @@ struct FrontHelloArgs {
     FrontSettings settings;
     int listener_fd = -1;          // its listening socket, in its own fd table
     std::vector<int> channel_fds;  // every channel it holds (the controller matches them)
+    int udp_fd = -1;               // its UDP socket (settings.quic)
   };
   int64_t pid = 0;
   std::string address;
@@ -117,7 +123,10 @@ struct FrontRouteArgs {
   X(invalid, "connections whose first bytes were not a ClientHello or an HTTP/1.x head") \
   X(h2c_refused, "h2c prior-knowledge connections without a default instance")           \
   X(queue_full, "connections refused because every worker's queue was full")             \
-  X(evicted, "waiting connections closed to make room for new ones")
+  X(evicted, "waiting connections closed to make room for new ones")                     \
+  X(quic_routed, "QUIC connections sent to a worker by the name in their first Initial") \
+  X(quic_forwarded, "QUIC datagrams passed to a worker")                                 \
+  X(quic_dropped, "QUIC datagrams no worker took: unknown, undecryptable or queue full")
 
 struct FrontCounters {
 #define SCALWS_FRONT_FIELD(name, help) uint64_t name = 0;

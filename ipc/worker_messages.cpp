@@ -72,8 +72,6 @@ Result<ListenerSpec> specFrom(const Json& entry) {
     if (!handoff.ok()) return handoff.status();
     s.handoff = *handoff;
   }
-  if (s.handoff && s.quic)
-    return common::invalidArgument("a listener is quic or handoff, not both");
   if (s.quic) {
     // A reuseport group holds at most 0xffff sockets: the id is 16 bits in the CID.
     Result<uint32_t> steering = boundedUint(entry, "steering", 0xfffe);

@@ -72,6 +72,9 @@ struct ListenerSpec {
   // A channel of a shared address instead of a listening socket: one end of a
   // SOCK_SEQPACKET socketpair on which the address's front hands over connections, one
   // descriptor per message (front_messages.h). Absent on the wire otherwise.
+  // Both quic and handoff: the UDP socket of an HTTP/3 listener on a shared address, which
+  // only sends; its datagrams come on the address's channel (forwarded_datagram.h), and
+  // `steering` is unused (the IDs carry a route, common/net/quic_route.h).
   bool handoff = false;
 
   friend bool operator==(const ListenerSpec&, const ListenerSpec&) = default;

@@ -43,6 +43,7 @@ constexpr std::array kFrontAllowList = {
     frontAllow("recvfrom", "MSG_PEEK of a ClientHello or a request head; draining a refused one"),
     frontAllowIf("sendto", frontNoFastOpen(3), "a refusal (TLS alert, 421 page) to a client"),
     frontAllow("recvmsg", "controller frames with SCM_RIGHTS"),
+    frontAllow("recvmmsg", "QUIC datagrams from the address's UDP socket, in batches"),
     frontAllowIf("sendmsg", frontNoFastOpen(2),
             "a client's descriptor to a worker (SCM_RIGHTS); controller frames"),
     frontAllow("shutdown", "half-close after a refusal"),

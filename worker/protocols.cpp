@@ -25,6 +25,10 @@ ClientConnection* start(WorkerLoop& loop, std::unique_ptr<Transport> transport,
 bool startHttp3(WorkerLoop& loop, const ListenerSocket& socket) {
   return loop.local<http3::LoopListeners>().add(socket);
 }
+
+bool forwardHttp3(WorkerLoop& loop, int listen_index, std::span<const uint8_t> message) {
+  return loop.local<http3::LoopListeners>().forward(listen_index, message);
+}
 #endif
 
 }  // namespace
@@ -32,7 +36,7 @@ bool startHttp3(WorkerLoop& loop, const ListenerSocket& socket) {
 const ProtocolTable& builtinProtocols() {
 #if SCALWS_HTTP3
   static const ProtocolTable table{&start<http1::Connection>, &start<http2::Connection>,
-                                   &startHttp3};
+                                   &startHttp3, &forwardHttp3};
 #else
   static const ProtocolTable table{&start<http1::Connection>, &start<http2::Connection>};
 #endif

@@ -39,13 +39,35 @@ std::vector<sock_filter> steeringProgram() {
   };
 }
 
-Status attachSteeringProgram(int fd) {
-  std::vector<sock_filter> program = steeringProgram();
+std::vector<sock_filter> firstSocketProgram() {
+  return {stmt(BPF_RET | BPF_K, 0)};
+}
+
+namespace {
+
+Status attachProgram(int fd, std::vector<sock_filter> program) {
   sock_fprog prog{static_cast<unsigned short>(program.size()), program.data()};
   if (::setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) != 0) {
     return errnoStatus(errno, "SO_ATTACH_REUSEPORT_CBPF");
   }
   return okStatus();
+}
+
+}  // namespace
+
+Status attachSteeringProgram(int fd) {
+  return attachProgram(fd, steeringProgram());
+}
+
+Result<UniqueFd> bindSharedGroupSocket(const config::ListenConfig& listen) {
+  Result<UniqueFd> fd = bindUdpSocket(listen);
+  if (!fd.ok()) return fd.status();
+  Status attached = attachProgram(fd->get(), firstSocketProgram());
+  if (!attached.ok()) {
+    return internalError(listen.where.toString() + ": " + listen.address +
+                         " (UDP): " + attached.message());
+  }
+  return fd;
 }
 
 Result<UniqueFd> bindSteeredSocket(const config::ListenConfig& listen) {

@@ -30,6 +30,15 @@ namespace scalws::common::net {
 
 std::vector<sock_filter> steeringProgram();
 Status attachSteeringProgram(int fd);
+
+// The program of a shared address's group (common/net/quic_route.h): every datagram goes
+// to the group's first socket, the front's, which passes each on by its connection ID. The
+// workers' sockets in the group only send. The first socket keeps its place for as long as
+// it is open (the kernel fills a closed socket's place with the last one), so the
+// controller keeps a copy of it beside the front's.
+std::vector<sock_filter> firstSocketProgram();
+// Binds the first socket of a shared address's group with firstSocketProgram attached.
+Result<UniqueFd> bindSharedGroupSocket(const config::ListenConfig& listen);
 // The next socket of the listener's UDP group (bindUdpSocket) with the program attached:
 // the group's steering id of the socket is the number of sockets bound to the address
 // before it (while none of those is closed).

@@ -35,7 +35,9 @@ std::string renderSharedAddresses(const Json& list) {
   for (const Json& a : list) {
     const Json& c = object(a, "counters");
     out += "\nshared address " + text(a, "address") +
-           (flag(a, "tls") ? " (TLS, by SNI)" : " (by Host)") + "\n";
+           (flag(a, "tls") ? (flag(a, "http3") ? " (TLS and QUIC, by SNI)" : " (TLS, by SNI)")
+                           : " (by Host)") +
+           "\n";
     out += labelled("fronts", fronts(array(a, "fronts")));
     out += labelled("connections", text(c, "accepted") + " accepted, " + text(c, "handed_off") +
                                        " handed over, " + text(c, "waiting") + " waiting now");
@@ -45,6 +47,11 @@ std::string renderSharedAddresses(const Json& list) {
                                    " not TLS/HTTP, " + text(c, "h2c_refused") + " h2c");
     out += labelled(
         "closed", text(c, "peek_timeouts") + " header timeout, " + text(c, "evicted") + " evicted");
+    if (flag(a, "http3")) {
+      out += labelled("quic", text(c, "quic_routed") + " connections routed, " +
+                                  text(c, "quic_forwarded") + " datagrams passed on, " +
+                                  text(c, "quic_dropped") + " dropped");
+    }
     std::vector<std::vector<std::string>> rows;
     for (const Json& i : array(a, "instances")) {
       rows.push_back({text(i, "name"), names(array(i, "names")), flag(i, "default") ? "yes" : "-",

@@ -69,6 +69,9 @@ std::vector<ListenerSpec> slotListenerSpecs(const common::config::SiteConfig& si
       const common::config::ListenConfig& listen = site.listens[i];
       ListenerSpec spec{loop, listen.address, listen.port, listen.tls.has_value()};
       spec.handoff = true;
+      out.push_back(spec);
+      if (!listen.http3) continue;
+      spec.quic = true;  // its UDP socket, which only sends
       out.push_back(std::move(spec));
     }
   }

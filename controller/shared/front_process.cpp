@@ -62,6 +62,7 @@ Result<std::unique_ptr<FrontProcess>> FrontProcess::spawn(uv_loop_t* loop, Launc
                                                    launch.settings.address, std::move(callbacks)));
   f->settings_ = launch.settings;
   f->listener_ = std::move(launch.listener);
+  f->udp_ = std::move(launch.udp);
   Result<uint64_t> ticks = processStartTicks(child->pid);
   f->peer_.setStartTicks(ticks.ok() ? *ticks : 0);
   if (child->log) f->peer_.readLog(std::move(child->log));
@@ -86,6 +87,7 @@ void FrontProcess::sendConfig() {
   ipc::FrontConfigArgs config{settings_, static_cast<uint64_t>(::geteuid())};
   std::vector<UniqueFd> fds;
   fds.push_back(std::move(listener_));
+  if (settings_.quic) fds.push_back(std::move(udp_));
   peer_.startStep(ipc::op::kFrontConfig, config.encode(), std::move(fds), "config");
 }
 
@@ -130,6 +132,11 @@ void FrontProcess::onAttachHello(ipc::Incoming& request, ipc::Replier replier) {
   // Copies of what it holds, checked by the owner against the kernel before any is used.
   if (Result<UniqueFd> listener = copyFdOf(peer_.pidfd(), a.listener_fd); listener.ok()) {
     attached_listener_ = std::move(*listener);
+  }
+  if (a.udp_fd >= 0) {
+    if (Result<UniqueFd> udp = copyFdOf(peer_.pidfd(), a.udp_fd); udp.ok()) {
+      attached_udp_ = std::move(*udp);
+    }
   }
   for (int fd : a.channel_fds) {
     Result<UniqueFd> copy = copyFdOf(peer_.pidfd(), fd);

@@ -52,6 +52,7 @@ class FrontProcess {
     std::string binary;  // absolute path of scalws-front
     ipc::FrontSettings settings;
     common::UniqueFd listener;  // a copy: the front gets it with front.config
+    common::UniqueFd udp;       // with settings.quic: a copy of the address's UDP socket
     uint64_t ready_timeout_ms = 10'000;
   };
 
@@ -95,6 +96,7 @@ class FrontProcess {
   // Attached: copies of its listening socket and channel ends (invalid/empty when they
   // could not be taken).
   common::UniqueFd takeAttachedListener() { return std::move(attached_listener_); }
+  common::UniqueFd takeAttachedUdp() { return std::move(attached_udp_); }
   std::vector<common::UniqueFd> takeAttachedChannels() { return std::move(attached_channels_); }
 
  private:
@@ -117,7 +119,9 @@ class FrontProcess {
   Callbacks callbacks_;
   ipc::FrontSettings settings_;
   common::UniqueFd listener_;  // spawned: handed over with front.config
+  common::UniqueFd udp_;       // the same, with settings_.quic
   common::UniqueFd attached_listener_;
+  common::UniqueFd attached_udp_;
   std::vector<common::UniqueFd> attached_channels_;
   PeerProcess peer_;  // last: its hooks use the members above
 };

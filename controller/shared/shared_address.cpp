@@ -11,6 +11,8 @@
 
 #include "common/log.h"
 #include "common/net/listen_socket.h"
+#include "common/net/quic_route.h"
+#include "common/net/quic_steering.h"
 #include "controller/child_process.h"
 #include "controller/deferred_call.h"
 #include "controller/instances/instance_listeners.h"
@@ -37,7 +39,9 @@ SharedAddress::SharedAddress(Env env, std::string key, const common::config::Lis
       policy_(env_.options->restart),
       linger_(env_.loop),
       reaper_(env_.loop) {
-  // A front is one listener's worth of a listen config: no HTTP/3, names are the claims'.
+  // A front is one listener's worth of a listen config: names are the claims', and HTTP/3
+  // is the UDP group's, kept apart.
+  quic_ = listen_.http3;
   listen_.http3 = false;
   fronts_.resize(std::max<uint32_t>(1, env_.options->processes));
   for (size_t i = 0; i < fronts_.size(); ++i) fronts_[i].index = static_cast<uint32_t>(i);
@@ -48,8 +52,16 @@ SharedAddress::~SharedAddress() {
 }
 
 Status SharedAddress::open() {
-  Status free = checkAddressFree(listen_);
+  common::config::ListenConfig probe = listen_;
+  probe.http3 = quic_;
+  Status free = checkAddressFree(probe);
   if (!free.ok()) return free;
+  if (quic_) {
+    // First, so that it is the group's socket 0 (common/net/quic_steering.h).
+    Result<UniqueFd> udp = common::net::bindSharedGroupSocket(listen_);
+    if (!udp.ok()) return udp.status();
+    udp_ = std::move(udp).value();
+  }
   for (Front& front : fronts_) {
     Result<UniqueFd> fd = bindFrontSocket();
     if (!fd.ok()) return fd.status();
@@ -85,6 +97,26 @@ Result<std::vector<UniqueFd>> SharedAddress::channelsFor(const std::string& inst
     Result<UniqueFd> copy = UniqueFd::duplicate(found->receive.get());
     if (!copy.ok()) return copy.status();
     out.push_back(std::move(copy).value());
+  }
+  return out;
+}
+
+Result<std::vector<UniqueFd>> SharedAddress::udpSocketsFor(const std::string& instance,
+                                                           uint32_t loops) {
+  if (!quic_) return common::invalidArgument("address " + key_ + " serves no HTTP/3");
+  uint32_t mine = common::net::quicInstanceHash(instance);
+  for (const auto& [other, member] : members_) {
+    if (other != instance && common::net::quicInstanceHash(other) == mine) {
+      return Status(common::StatusCode::kFailedPrecondition,
+                    "address " + key_ + ": instances " + other + " and " + instance +
+                        " would share QUIC routes (their names hash alike); rename one");
+    }
+  }
+  std::vector<UniqueFd> out;
+  for (uint32_t loop = 0; loop < loops; ++loop) {
+    Result<UniqueFd> fd = common::net::bindUdpSocket(listen_);
+    if (!fd.ok()) return fd.status();
+    out.push_back(std::move(fd).value());
   }
   return out;
 }
@@ -414,6 +446,7 @@ Json SharedAddress::describe() const {
   }
   return {{"address", key_},
           {"tls", listen_.tls.has_value()},
+          {"http3", quic_},
           {"default", default_instance.empty() ? Json(nullptr) : Json(default_instance)},
           {"fronts", std::move(fronts)},
           {"instances", std::move(instances)},

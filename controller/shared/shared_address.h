@@ -4,8 +4,10 @@
 //
 // Sockets: one per front (SO_REUSEPORT, TCP_DEFER_ACCEPT so a client is accepted once its
 // first bytes are there), bound here and kept: a front that dies leaves its accept queue to
-// its replacement, as a worker's listeners do. Fronts: `processes` of them, unpinned,
-// restarted after a backoff when one dies (restart_policy.h; a front never gives up).
+// its replacement, as a worker's listeners do. With HTTP/3, a UDP group too: its first
+// socket is front 0's and receives everything; each worker loop gets one more, to send. Fronts:
+// `processes` of them, unpinned, restarted after a backoff when one dies (restart_policy.h; a front
+// never gives up).
 //
 // Members: the instances running here. Each has one channel per worker loop
 // (handoff_channel.h); a channel is in the fronts' tables only while its worker is up. When
@@ -82,6 +84,13 @@ class SharedAddress {
   // While held (a controller re-attaching), nothing is sent to the fronts: the tables they
   // kept route on until every instance is back, and only then are replaced in full.
   void hold(bool held);
+
+  // With HTTP/3: `loops` new UDP sockets in the address's group for the slot's loops,
+  // which only send (the front receives every datagram; common/net/quic_steering.h).
+  // Refused when the instance's QUIC routes would collide with another member's.
+  common::Result<std::vector<common::UniqueFd>> udpSocketsFor(const std::string& instance,
+                                                              uint32_t loops);
+  bool quic() const { return quic_; }
 
   // Instance `instance` runs here; its worker slot `slot` has `loops` loops: one channel
   // each (made when missing), down until setSlotUp. Returns the receiving ends in loop
@@ -173,7 +182,11 @@ class SharedAddress {
 
   Env env_;
   std::string key_;
-  common::config::ListenConfig listen_;
+  common::config::ListenConfig listen_;  // as a front sees it: http3 off
+  // HTTP/3: the group's first UDP socket, the one every datagram reaches (front 0 reads
+  // it). Kept here too, so it keeps its place while front 0 restarts.
+  bool quic_ = false;
+  common::UniqueFd udp_;
   std::vector<Front> fronts_;
   std::map<std::string, Member> members_;
   std::vector<Claim> claims_;

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/net/listen_socket.h"
+#include "common/net/quic_steering.h"
 #include "controller/deferred_call.h"
 #include "controller/instances/instance_listeners.h"
 #include "controller/shared/shared_address.h"
@@ -112,6 +113,12 @@ Status SharedAddress::spawnFront(Front& front) {
   launch.settings.max_waiting = env_.options->max_waiting;
   launch.settings.user = env_.options->front_user;
   launch.listener = std::move(copy).value();
+  if (quic_ && front.index == 0 && udp_) {
+    Result<UniqueFd> udp = UniqueFd::duplicate(udp_.get());
+    if (!udp.ok()) return udp.status();
+    launch.settings.quic = true;
+    launch.udp = std::move(udp).value();
+  }
   Result<std::unique_ptr<FrontProcess>> process =
       FrontProcess::spawn(env_.loop, std::move(launch), callbacks());
   if (!process.ok()) return process.status();
@@ -124,7 +131,11 @@ Status SharedAddress::spawnFront(Front& front) {
 void SharedAddress::adoptFront(std::unique_ptr<FrontProcess> process) {
   uint32_t index = process->slot();
   UniqueFd listener = process->takeAttachedListener();
+  UniqueFd udp = process->takeAttachedUdp();
+  bool reads_udp = quic_ && index == 0;
   bool fits = index < fronts_.size() && !fronts_[index].process && listener &&
+              process->settings().quic == reads_udp &&
+              (!reads_udp || boundPort(udp.get()) == listen_.port) &&
               process->state() == FrontProcess::State::kReady &&
               frontSocketOption(listener.get(), SOL_SOCKET, SO_ACCEPTCONN) == 1 &&
               boundPort(listener.get()) == listen_.port &&
@@ -143,6 +154,7 @@ void SharedAddress::adoptFront(std::unique_ptr<FrontProcess> process) {
   }
   Front& front = fronts_[index];
   front.listener = std::move(listener);
+  if (reads_udp && !udp_) udp_ = std::move(udp);
   front.process = std::move(process);
   front.sent.clear();  // its table is rebuilt from ours: everything is sent again
   LOG_INFO("shared address %s: front %u (pid %d) re-attached", key_.c_str(), index,
@@ -161,6 +173,18 @@ void SharedAddress::completeFronts() {
         continue;
       }
       front.listener = std::move(fd).value();
+    }
+    if (quic_ && front.index == 0 && !udp_) {
+      // Gone with front 0 while no controller ran. Workers still holding their sockets keep
+      // the group, and this one joins it last: until they are replaced, the datagrams go
+      // to one of them, which drops what is not its own.
+      Result<UniqueFd> udp = common::net::bindSharedGroupSocket(listen_);
+      if (!udp.ok()) {
+        LOG_ERROR("shared address %s: cannot bind its UDP socket: %s", key_.c_str(),
+                  udp.status().message().c_str());
+      } else {
+        udp_ = std::move(udp).value();
+      }
     }
     Status spawned = spawnFront(front);
     if (!spawned.ok()) {

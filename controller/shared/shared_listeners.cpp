@@ -161,8 +161,10 @@ Result<SlotListeners> SharedListeners::slotChannels(const std::string& instance,
                                                     const SiteConfig& site,
                                                     const std::set<size_t>& shared, uint32_t slot,
                                                     uint32_t loops) {
-  // Per listener, the receiving ends of the slot's loops; then laid out loop-major.
+  // Per listener, the receiving ends of the slot's loops (and with HTTP/3 their UDP
+  // sockets); then laid out loop-major, as slotListenerSpecs does.
   std::map<size_t, std::vector<UniqueFd>> ends;
+  std::map<size_t, std::vector<UniqueFd>> udp;
   for (size_t index : shared) {
     const ListenConfig& listen = site.listens[index];
     SharedAddress* address = find(sharedAddressKey(listen));
@@ -172,6 +174,10 @@ Result<SlotListeners> SharedListeners::slotChannels(const std::string& instance,
     Result<std::vector<UniqueFd>> made = address->channelsFor(instance, slot, loops);
     if (!made.ok()) return made.status();
     ends[index] = std::move(made).value();
+    if (!listen.http3) continue;
+    Result<std::vector<UniqueFd>> sockets = address->udpSocketsFor(instance, loops);
+    if (!sockets.ok()) return sockets.status();
+    udp[index] = std::move(sockets).value();
   }
   SlotListeners out;
   for (uint32_t loop = 0; loop < loops; ++loop) {
@@ -179,8 +185,12 @@ Result<SlotListeners> SharedListeners::slotChannels(const std::string& instance,
       const ListenConfig& listen = site.listens[index];
       ipc::ListenerSpec spec{loop, listen.address, listen.port, listen.tls.has_value()};
       spec.handoff = true;
-      out.specs.push_back(std::move(spec));
+      out.specs.push_back(spec);
       out.fds.push_back(std::move(ends[index][loop]));
+      if (!listen.http3) continue;
+      spec.quic = true;
+      out.specs.push_back(std::move(spec));
+      out.fds.push_back(std::move(udp[index][loop]));
     }
   }
   return out;
@@ -190,7 +200,8 @@ Status SharedListeners::adopt(const std::string& instance, const SiteConfig& sit
                               SlotListeners& handoffs) {
   for (size_t i = 0; i < handoffs.specs.size(); ++i) {
     const ipc::ListenerSpec& spec = handoffs.specs[i];
-    if (!spec.handoff) continue;
+    // A UDP socket of a shared group is the worker's alone: nothing to pair it with.
+    if (!spec.handoff || spec.quic) continue;
     const ListenConfig* listen = nullptr;
     for (const ListenConfig& l : site.listens) {
       if (l.address == spec.address && l.port == spec.port) listen = &l;

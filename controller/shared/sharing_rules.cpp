@@ -31,10 +31,11 @@ Result<std::optional<std::string>> pairConflict(const ListenConfig& x, const std
                     (y.tls ? "with" : "without") + " TLS and this listener " +
                     (x.tls ? "with" : "without") + " (an address is all TLS or all plain)");
   }
-  if (x.http3 || y.http3) {
-    return conflict(where +
-                    ": HTTP/3 needs an address of its own (one instance per UDP address), and " +
-                    "instance " + other + " listens there too");
+  if (x.http3 != y.http3) {
+    return conflict(where + ": instance " + other + " listens there " +
+                    (y.http3 ? "with" : "without") + " HTTP/3 and this listener " +
+                    (x.http3 ? "with" : "without") +
+                    " (an address serves HTTP/3 to all its instances or to none)");
   }
   // The front reads a connection's first bytes as a ClientHello or a request head; a PROXY
   // header before them would have to be parsed (and trusted) by the front.

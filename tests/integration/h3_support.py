@@ -8,6 +8,7 @@ import select
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -67,19 +68,36 @@ class H3Run:
         return next(iter(self.responses.values()))
 
 
-def h3(port, *paths, args=(), timeout=30, exit_when_done=True, download=None, host="127.0.0.1"):
+def h3(port, *paths, args=(), timeout=30, exit_when_done=True, download=None, host="127.0.0.1",
+       sni=None):
     """Runs gtlsclient against 127.0.0.1:port for https://host:port<path> each; returns an
-    H3Run (responses by stream, the whole output, the time it took)."""
+    H3Run (responses by stream, the whole output, the time it took). With `sni`, the
+    client connects to that name instead, resolved to 127.0.0.1 (see with_name)."""
     cmd = [GTLSCLIENT, "--no-quic-dump", "--no-http-dump"]
     if exit_when_done:
         cmd.append("--exit-on-all-streams-close")
     if download:
         cmd.append("--download=" + download)
-    cmd += list(args) + ["127.0.0.1", str(port)]
+    cmd += list(args) + [sni or "127.0.0.1", str(port)]
     cmd += ["https://%s:%d%s" % (host, port, p) for p in paths]
+    if sni:
+        cmd = with_name(sni, cmd)
     start = time.monotonic()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     return H3Run(proc, proc.stdout.decode("utf-8", "replace"), time.monotonic() - start)
+
+
+def with_name(name, cmd):
+    """`cmd` run where `name` resolves to 127.0.0.1: Debian's gtlsclient (0.12) sends SNI
+    only for a host name it resolved, and ignores --sni, so it runs in a mount namespace of
+    its own with an /etc/hosts that names 127.0.0.1 (root only, as the suite runs)."""
+    hosts = tempfile.NamedTemporaryFile("w", prefix="scalws-hosts-", delete=False)
+    hosts.write("127.0.0.1 localhost %s\n" % name)
+    hosts.close()
+    os.chmod(hosts.name, 0o644)
+    script = 'mount --bind "$0" /etc/hosts && rm -f "$0" && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+            hosts.name] + cmd
 
 
 def rss_kib(pid):

@@ -10,6 +10,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.request
@@ -20,6 +21,7 @@ import h2.events
 
 from controller_harness import (Controller, alive, proc_status, unique_name, wait_until,
                                 workers_of)
+from h3_support import h3
 from harness import BIN_DIR, free_port, wait_for_port
 from tls_support import make_cert, peer_cn, s_client
 
@@ -590,7 +592,7 @@ def test_sharing_rules_refuse_what_cannot_work():
         cert, key = make_cert(c.dir, "h3", "h3.test", ("h3.test",), ip=False)
         err = refused("quic", TLS_LISTEN.format(port=tls_port, cert=cert, key=key,
                                                 extra="http3 = true") + ROUTE.format(body="x"))
-        assert "HTTP/3 needs an address of its own" in err, err
+        assert "serves HTTP/3 to all its instances or to none" in err, err
         # Defaults: one per address; set and reload refuse too.
         home = unique_name("home")
         c.add(home, site(c, "home", None, plain_port), "--shared-cpus")
@@ -603,6 +605,67 @@ def test_sharing_rules_refuse_what_cannot_work():
                     ROUTE.format(body="x"))
         p = c.ctl("instance", "set", home, "--config", path, check=False)
         assert p.returncode == 1 and "already claimed by instance " + shop in p.stderr, p.stderr
+
+
+def h3_body(port, sni, *args):
+    """(status, body) of GET / over HTTP/3 with SNI and :authority `sni`."""
+    with tempfile.TemporaryDirectory() as d:
+        run = h3(port, "/who", host=sni, sni=sni,
+                 args=["--download=" + d, "--timeout=10s"] + list(args))
+        assert run.returncode == 0, (sni, run.output[-3000:])
+        with open(os.path.join(d, "who"), "rb") as f:
+            return run.only().status, f.read().decode()
+
+
+def test_http3_on_a_shared_address_reaches_each_instance_by_sni():
+    port = free_port()
+    with Controller() as c:
+        names = {}
+        for label, options, quic in (("shop", ("--cpus", "2"), ""),
+                                     ("blog", (), 'quic = { retry = "always" }'),
+                                     ("home", (), "")):
+            sans, _, default = SITES[label]
+            cert, key = make_cert(c.dir, label, sans[0], sans, ip=False)
+            os.chmod(c.dir, 0o755)
+            extra = "http3 = true\n%s\n%s" % ("default = true" if default else "", quic)
+            names[label] = unique_name(label)
+            c.add(names[label], TLS_LISTEN.format(port=port, cert=cert, key=key, extra=extra) +
+                  ROUTE.format(body=label), "--shared-cpus", *options)
+        for name in names.values():
+            c.ctl("instance", "start", name)
+        wait_for_port(port)
+        wait_until(lambda: len(c.ready_pids(names["shop"])) == 2, what="shop's two workers")
+        # The front reads the SNI from each client's Initial and passes the connection's
+        # datagrams to the instance's worker; blog makes every client go through a Retry.
+        for sni, body in (("shop.test", "shop"), ("www.shop.test", "shop"),
+                          ("blog.test", "blog"), ("home.test", "home"),
+                          ("nobody.test", "home")):
+            assert h3_body(port, sni) == (200, body + "\n"), sni
+        # After the handshake a client that moves to a new source port still reaches the
+        # loop that holds its connection (shop has two): the front routes by connection ID.
+        for _ in range(4):
+            assert h3_body(port, "shop.test", "--change-local-addr=50ms",
+                           "--delay-stream=300ms") == (200, "shop\n")
+        # A name the instance does not claim, asked on its connection, is still refused.
+        run = h3(port, "/who", host="blog.test", sni="shop.test", args=["--timeout=10s"])
+        assert run.returncode == 0 and run.only().status == 421, run.output[-3000:]
+        # TCP on the same address: routed as before, and it advertises HTTP/3.
+        code, got, err = curl_get("https://shop.test:%d/" % port, "shop.test", port, "-i")
+        assert code == 200 and ('alt-svc: h3=":%d"' % port) in got.lower(), (code, got, err)
+
+        def counted():
+            a = address_of(c, port)
+            return a if a["counters"]["quic_routed"] >= 10 else None
+        a = wait_until(counted, 5, interval=0.2, what="the front's QUIC figures")
+        assert a["counters"]["quic_forwarded"] > a["counters"]["quic_routed"], a["counters"]
+        assert a["http3"] is True
+        human = c.ctl("status").stdout
+        assert "TLS and QUIC, by SNI" in human and "connections routed" in human, human
+        retries = c.ctl_json("instance", "metrics", names["blog"])["window"]["http3"]
+        assert retries["retries"] >= 1, retries
+        migrations = c.ctl_json("instance", "metrics", names["shop"])["window"]["http3"]
+        assert migrations["migrations"] >= 4, migrations
+    no_fronts_left(port)
 
 
 # --- the controller goes and comes back -----------------------------------------------------

@@ -46,6 +46,9 @@ bool Connection::start(const quic::Connection::Start& start) {
   if (uv_timer_init(loop_.uv(), &timer_) != 0) return false;
   peer_.local_port = listener_.port();
   peer_.tls = true;
+  // On a shared address, the names the front would send here, as for a handed-over TCP
+  // connection: another instance's name gets 421.
+  if (listener_.frontRouted()) peer_.shared_hosts = loop_.sharedHosts(listener_.listenIndex());
   updatePeer();
   return true;
 }

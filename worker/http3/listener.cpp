@@ -2,7 +2,10 @@
 
 #include <time.h>
 
+#include <cstring>
+
 #include "common/log.h"
+#include "ipc/forwarded_datagram.h"
 #include "ipc/uv_handle.h"
 #include "worker/http3/connection.h"
 
@@ -20,9 +23,11 @@ uint64_t unixNow() {
 }
 
 quic::EndpointSettings endpointSettings(const common::config::QuicConfig& quic,
-                                        uint16_t steering_id) {
+                                        const ListenerSocket& socket) {
   quic::EndpointSettings s;
-  s.steering_id = steering_id;
+  s.steering_id = socket.steering_id;
+  s.front_routed = socket.front_routed;
+  s.route = socket.quic_route;
   s.retry_always = quic.retry == common::config::QuicConfig::Retry::kAlways;
   s.retry_above = quic.retry_above;
   s.connection = connectionSettings(quic);
@@ -64,9 +69,8 @@ common::Status Listener::start() {
   common::Status configured = socket_.configure();
   if (!configured.ok()) return configured;
   followed_ = loop_.snapshot().get();
-  endpoint_ = std::make_unique<quic::Endpoint>(
-      endpointSettings(listenConfig().quic, socket_info_.steering_id), std::move(tls), socket_,
-      *this);
+  endpoint_ = std::make_unique<quic::Endpoint>(endpointSettings(listenConfig().quic, socket_info_),
+                                               std::move(tls), socket_, *this);
   poll_ = new uv_poll_t;
   if (uv_poll_init(loop_.uv(), poll_, socket_.fd()) != 0) {
     delete poll_;
@@ -97,7 +101,7 @@ void Listener::followSnapshot() {
   // A reload changes the Retry policy and the limits of connections to come.
   if (loop_.snapshot().get() == followed_) return;
   followed_ = loop_.snapshot().get();
-  endpoint_->reconfigure(endpointSettings(listenConfig().quic, socket_info_.steering_id));
+  endpoint_->reconfigure(endpointSettings(listenConfig().quic, socket_info_));
 }
 
 void Listener::onReadable() {
@@ -112,6 +116,10 @@ void Listener::onReadable() {
     endpoint_->endBatch(now);
     if (n < quic::UdpSocket::kBatch) break;
   }
+  countSocket();
+}
+
+void Listener::countSocket() {
   const quic::UdpSocketStats& stats = socket_.stats();
   loop_.counters().bytes_in.add(stats.bytes_in - counted_in_);
   loop_.counters().bytes_out.add(stats.bytes_out - counted_out_);
@@ -119,6 +127,25 @@ void Listener::onReadable() {
   counted_out_ = stats.bytes_out;
   loop_.counters().quic_retries.add(endpoint_->counters().retries - counted_retries_);
   counted_retries_ = endpoint_->counters().retries;
+}
+
+void Listener::onForwarded(std::span<const uint8_t> message) {
+  common::Result<ipc::ForwardedDatagram> forwarded = ipc::decodeForwardedDatagram(message);
+  if (!forwarded.ok() || forwarded->payload.size() > quic::UdpSocket::kMaxDatagram) return;
+  followSnapshot();
+  quic::Datagram d;
+  std::memcpy(&d.local.storage, &forwarded->local, sizeof(d.local.storage));
+  d.local.len = forwarded->local_len;
+  std::memcpy(&d.remote.storage, &forwarded->remote, sizeof(d.remote.storage));
+  d.remote.len = forwarded->remote_len;
+  d.ecn = forwarded->ecn;
+  d.data = forwarded->payload.data();
+  d.len = forwarded->payload.size();
+  uint64_t now = uv_hrtime();
+  endpoint_->onDatagram(d, now, unixNow(), true);
+  endpoint_->endBatch(now);
+  loop_.counters().bytes_in.add(d.len);
+  countSocket();
 }
 
 bool Listener::admitsConnection() noexcept {
@@ -149,6 +176,16 @@ bool LoopListeners::add(const ListenerSocket& socket) {
   }
   listeners_.push_back(std::move(listener));
   return true;
+}
+
+bool LoopListeners::forward(int listen_index, std::span<const uint8_t> message) {
+  for (auto& l : listeners_) {
+    if (l->frontRouted() && l->listenIndex() == listen_index) {
+      l->onForwarded(message);
+      return true;
+    }
+  }
+  return false;
 }
 
 void LoopListeners::onLoopStopping() noexcept {

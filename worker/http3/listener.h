@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/status.h"
@@ -33,6 +34,8 @@ class Listener final : public quic::ConnectionFactory {
 
   // Sets the socket up and starts reading it. An error leaves nothing running.
   common::Status start();
+  // A datagram the shared address's front passed on (ipc/forwarded_datagram.h).
+  void onForwarded(std::span<const uint8_t> message);
   // Stops reading and closes the poll handle (the loop is ending; no connection is left).
   void stop();
 
@@ -40,6 +43,8 @@ class Listener final : public quic::ConnectionFactory {
   quic::Endpoint& endpoint() { return *endpoint_; }
   quic::UdpSocket& socket() { return socket_; }
   uint16_t port() const { return socket_info_.port; }
+  bool frontRouted() const { return socket_info_.front_routed; }
+  int listenIndex() const { return socket_info_.listen_index; }
 
   // quic::ConnectionFactory
   bool admitsConnection() noexcept override;
@@ -50,6 +55,8 @@ class Listener final : public quic::ConnectionFactory {
   static void onPoll(uv_poll_t* handle, int status, int events);
   void onReadable();
   void followSnapshot();
+  // The socket's and the endpoint's counters since the last call, into the loop's.
+  void countSocket();
   const common::config::ListenConfig& listenConfig() const;
 
   WorkerLoop& loop_;
@@ -68,6 +75,9 @@ class LoopListeners final : public LoopLocal {
   explicit LoopListeners(WorkerLoop& loop) : loop_(loop) {}
   // Starts serving HTTP/3 on a bound UDP socket; false (logged) when it cannot start.
   bool add(const ListenerSocket& socket);
+  // A datagram from the front for the front-routed listener of listens[listen_index];
+  // false when this loop has none.
+  bool forward(int listen_index, std::span<const uint8_t> message);
   void onLoopStopping() noexcept override;
   const std::vector<std::unique_ptr<Listener>>& listeners() const { return listeners_; }
 

@@ -5,7 +5,9 @@
 // the table's one datagram starter, handed each UDP socket of an HTTP/3 listener.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 
 namespace scalws::worker {
 
@@ -26,11 +28,16 @@ using ConnectionStarter = ClientConnection* (*)(WorkerLoop& loop,
 // Starts serving a bound UDP socket on the loop (its connections register with the loop as
 // they come); false when it cannot.
 using DatagramStarter = bool (*)(WorkerLoop& loop, const ListenerSocket& socket);
+// A datagram a shared address's front passed on for the HTTP/3 listener of
+// listens[listen_index] (ipc/forwarded_datagram.h); false when the loop has none.
+using DatagramForwarder = bool (*)(WorkerLoop& loop, int listen_index,
+                                   std::span<const uint8_t> message);
 
 struct ProtocolTable {
   ConnectionStarter http1 = nullptr;
   ConnectionStarter http2 = nullptr;
   DatagramStarter http3 = nullptr;  // null in a build without HTTP/3
+  DatagramForwarder http3_forwarded = nullptr;
 
   ConnectionStarter starter(AppProtocol protocol) const {
     return protocol == AppProtocol::kHttp2 ? http2 : http1;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "ipc/forwarded_datagram.h"
 #include "worker/config_snapshot.h"
 #include "worker/net/client_connection.h"
 #include "worker/tls/pending_connection.h"
@@ -20,8 +21,22 @@ constexpr int kAcceptBatch = 64;
 // A front sends one descriptor per message; room for a few lets a batching sender work
 // and keeps what a wrong sender attaches from being truncated silently.
 constexpr size_t kHandoffFdsPerMessage = 8;
+// The largest QUIC datagram a front passes on (quic::UdpSocket::kMaxDatagram).
+constexpr size_t kMaxForwardedDatagram = 2048;
 constexpr uint64_t kRejectHoldMs = 200;
 constexpr size_t kMaxRejectedHeld = 1024;
+void closeReceivedFds(msghdr& msg) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t k = 0; k < count; ++k) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+      ::close(fd);
+    }
+  }
+}
+
 constexpr std::string_view kOverloaded =
     "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
     "Retry-After: 1\r\n\r\n";
@@ -138,9 +153,12 @@ void WorkerLoop::acceptFrom(Listener& l) {
 }
 
 void WorkerLoop::receiveFrom(Listener& l) {
+  // A hand-off is one byte; on an HTTP/3 address a message may also be a QUIC datagram the
+  // front passed on (ipc/forwarded_datagram.h). Stack room for the largest of them. A
+  // stopping loop reads neither: what waits is the controller's to hand on.
+  alignas(8) uint8_t message[ipc::kForwardedHeader + kMaxForwardedDatagram];
   for (int i = 0; i < kAcceptBatch && !shutting_down_; ++i) {
-    char byte = 0;
-    iovec iov{&byte, 1};
+    iovec iov{message, sizeof(message)};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kHandoffFdsPerMessage)];
     msghdr msg{};
     msg.msg_iov = &iov;
@@ -156,6 +174,14 @@ void WorkerLoop::receiveFrom(Listener& l) {
       // Every sender's end is closed: the address's channel is gone (the instance stops).
       poller_.want(l.watch, 0);
       return;
+    }
+    if (got > 1) {
+      closeReceivedFds(msg);  // a datagram carries none; a confused sender's are not kept
+      if ((msg.msg_flags & MSG_TRUNC) == 0 && protocols_->http3_forwarded != nullptr) {
+        protocols_->http3_forwarded(*this, l.socket.listen_index,
+                                    std::span<const uint8_t>(message, static_cast<size_t>(got)));
+      }
+      continue;
     }
     if ((msg.msg_flags & MSG_CTRUNC) != 0) {
       LOG_WARN("a handed-over connection was lost: no descriptor slot left (raise the fd limit)");
@@ -181,6 +207,13 @@ void WorkerLoop::receiveFrom(Listener& l) {
       }
     }
   }
+}
+
+std::shared_ptr<const SharedHosts> WorkerLoop::sharedHosts(int listen_index) const {
+  for (const auto& l : listeners_) {
+    if (l->socket.handoff && l->socket.listen_index == listen_index) return l->socket.shared_hosts;
+  }
+  return nullptr;
 }
 
 void WorkerLoop::admit(const Listener& l, int fd, PeerInfo& peer) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/http_date.h"
+#include "common/net/quic_route.h"
 #include "worker/access_log.h"
 #include "worker/loop/loop_local.h"
 #include "worker/loop/protocols.h"
@@ -53,6 +54,11 @@ struct ListenerSocket {
   // (quic/connection_id.h, common/net/quic_steering.h).
   bool quic = false;
   uint16_t steering_id = 0xffff;
+  // A UDP socket of a shared address: it only sends; the address's front passes the
+  // datagrams on through the listener's hand-off channel, by `quic_route`, which the IDs
+  // this loop issues start with (common/net/quic_route.h).
+  bool front_routed = false;
+  common::net::QuicRoute quic_route{};
   // A channel of a shared address instead of a listening socket: a SOCK_SEQPACKET unix
   // socket on which the address's front sends accepted connections, one descriptor per
   // message (ipc/front_messages.h). They are served exactly like accepted ones, with
@@ -120,6 +126,9 @@ class WorkerLoop {
   // The figures of the whole site this loop belongs to (the status page).
   common::metrics::MetricsSnapshot siteMetrics() const;
   bool shuttingDown() const { return shutting_down_; }
+  // Who claims which names on the shared address of listens[listen_index], as its
+  // hand-off listener has them now; null when that listener is not on a shared address.
+  std::shared_ptr<const SharedHosts> sharedHosts(int listen_index) const;
 
  private:
   // In the poller's set like the client sockets, so a wake for new connections costs

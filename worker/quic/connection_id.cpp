@@ -11,6 +11,12 @@ bool makeConnectionId(uint16_t steering_id, ngtcp2_cid& out) {
   return gnutls_rnd(GNUTLS_RND_NONCE, out.data + 2, kCidLength - 2) == 0;
 }
 
+bool makeRoutedConnectionId(const common::net::QuicRoute& route, ngtcp2_cid& out) {
+  out.datalen = kCidLength;
+  std::memcpy(out.data, route.data(), route.size());
+  return gnutls_rnd(GNUTLS_RND_NONCE, out.data + route.size(), kCidLength - route.size()) == 0;
+}
+
 uint16_t steeringIdOf(const uint8_t* cid, size_t len) {
   if (len < 2) return kNoSteering;
   return static_cast<uint16_t>((cid[0] << 8) | cid[1]);

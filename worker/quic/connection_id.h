@@ -15,6 +15,8 @@
 #include <functional>
 #include <string_view>
 
+#include "common/net/quic_route.h"
+
 namespace scalws::worker::quic {
 
 inline constexpr size_t kCidLength = 16;
@@ -24,6 +26,9 @@ inline constexpr uint16_t kNoSteering = 0xffff;
 // A fresh connection ID for the socket with `steering_id`; false when the system has no
 // randomness to give.
 bool makeConnectionId(uint16_t steering_id, ngtcp2_cid& out);
+// A fresh connection ID on an address several instances share: it starts with `route`,
+// which the front reads to pass each datagram to the loop that made the ID.
+bool makeRoutedConnectionId(const common::net::QuicRoute& route, ngtcp2_cid& out);
 // The steering id a connection ID carries, as the reuseport program reads it.
 uint16_t steeringIdOf(const uint8_t* cid, size_t len);
 

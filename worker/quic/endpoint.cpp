@@ -39,13 +39,15 @@ Endpoint::~Endpoint() = default;
 bool Endpoint::newId(ngtcp2_cid& cid) const {
   // Random IDs of 14 bytes do not collide in practice; checking costs one lookup.
   for (int attempt = 0; attempt < 4; ++attempt) {
-    if (!makeConnectionId(settings_.steering_id, cid)) return false;
+    bool made = settings_.front_routed ? makeRoutedConnectionId(settings_.route, cid)
+                                       : makeConnectionId(settings_.steering_id, cid);
+    if (!made) return false;
     if (routes_.find(CidKey(cid)) == routes_.end()) return true;
   }
   return false;
 }
 
-void Endpoint::onDatagram(const Datagram& d, uint64_t now, uint64_t unix_ns) {
+void Endpoint::onDatagram(const Datagram& d, uint64_t now, uint64_t unix_ns, bool from_front) {
   unix_now_ = unix_ns;
   ngtcp2_version_cid vc;
   int rv = ngtcp2_pkt_decode_version_cid(&vc, d.data, d.len, kCidLength);
@@ -60,6 +62,12 @@ void Endpoint::onDatagram(const Datagram& d, uint64_t now, uint64_t unix_ns) {
   auto route = routes_.find(CidKey(vc.dcid, vc.dcidlen));
   if (route != routes_.end()) {
     deliver(*route->second, d, now);
+    return;
+  }
+  if (settings_.front_routed && !from_front) {
+    // Our socket of a shared group got what the front should have: no connection starts
+    // here without the front having read its name.
+    ++counters_.dropped;
     return;
   }
   if ((d.data[0] & 0x80) != 0) {

@@ -34,6 +34,11 @@ namespace scalws::worker::quic {
 
 struct EndpointSettings {
   uint16_t steering_id = kNoSteering;
+  // On an address several instances share, the front passes every datagram on, and only
+  // an Initial it passed (flagged by the caller) may start a connection; the IDs issued
+  // carry `route` instead of a steering id (common/net/quic_route.h).
+  bool front_routed = false;
+  common::net::QuicRoute route{};
   bool retry_always = false;
   uint32_t retry_above = 64;  // handshakes in progress past which new clients get a Retry
   ConnectionSettings connection;
@@ -87,7 +92,9 @@ class Endpoint final : public ConnectionIdRegistry {
 
   // `now`: monotonic nanoseconds (QUIC timers); `unix_ns`: wall clock (tokens, which
   // other processes check).
-  void onDatagram(const Datagram& datagram, uint64_t now, uint64_t unix_ns);
+  // `from_front`: the shared address's front passed it on (see front_routed).
+  void onDatagram(const Datagram& datagram, uint64_t now, uint64_t unix_ns,
+                  bool from_front = false);
   // Ends a batch of onDatagram() calls: each connection that got datagrams writes once.
   void endBatch(uint64_t now);
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "common/log.h"
+#include "common/net/quic_route.h"
 #include "worker/handlers/proxy/upstream_stats.h"
 #include "worker/metrics/metrics_area.h"
 #include "worker/metrics/process_stats.h"
@@ -109,7 +110,7 @@ class InstanceServer final : public InstanceHost {
                               "TLS listener " + l.address + " is not in the config");
       }
       ListenerSocket socket{l.fd.get(), l.port, l.tls, index};
-      if (l.handoff) {
+      if (l.handoff && !l.quic) {
         if (index < 0) {
           return common::Status(common::StatusCode::kInvalidArgument,
                                 "shared address " + l.address + " is not in the config");
@@ -125,7 +126,14 @@ class InstanceServer final : public InstanceHost {
               "UDP socket " + l.address + " has no HTTP/3 listener in the config");
         }
         socket.quic = true;
-        socket.steering_id = static_cast<uint16_t>(l.steering);
+        if (l.handoff) {
+          // A shared address's: the front passes datagrams on by the route our IDs carry.
+          socket.front_routed = true;
+          socket.quic_route =
+              common::net::quicRouteOf(plan.settings.instance, plan.settings.slot, l.loop);
+        } else {
+          socket.steering_id = static_cast<uint16_t>(l.steering);
+        }
       }
       per_loop[l.loop].push_back(socket);
     }

@@ -48,6 +48,13 @@ TEST(FrontMessagesTest, HelloSpawnedAndAttached) {
   bad = frontWire(h.encode());
   bad["pid"] = 0;
   EXPECT_FALSE(FrontHelloArgs::decode(bad).ok());
+  EXPECT_EQ(back->attached->udp_fd, -1);  // absent: no QUIC
+  h.attached->settings.quic = true;
+  h.attached->udp_fd = 6;
+  back = FrontHelloArgs::decode(frontWire(h.encode()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->attached->settings.quic);
+  EXPECT_EQ(back->attached->udp_fd, 6);
 }
 
 TEST(FrontMessagesTest, ConfigRefusesWhatCannotWork) {
@@ -65,6 +72,15 @@ TEST(FrontMessagesTest, ConfigRefusesWhatCannotWork) {
   EXPECT_FALSE(FrontConfigArgs::decode(bad).ok());
   bad = frontWire(c.encode());
   bad["settings"].erase("tls");
+  EXPECT_FALSE(FrontConfigArgs::decode(bad).ok());
+  // A front from before HTTP/3 on shared addresses sends no "quic": false, not refused.
+  Json older = frontWire(c.encode());
+  older["settings"].erase("quic");
+  back = FrontConfigArgs::decode(older);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_FALSE(back->settings.quic);
+  bad = frontWire(c.encode());
+  bad["settings"]["quic"] = "yes";
   EXPECT_FALSE(FrontConfigArgs::decode(bad).ok());
 }
 
@@ -139,6 +155,21 @@ TEST(FrontMessagesTest, MetricsAndCounters) {
   bad = frontWire(m.encode());
   bad["handoffs"]["shop"] = -1;
   EXPECT_FALSE(FrontMetricsArgs::decode(bad).ok());
+  // QUIC figures round-trip, and a front too old to send them counts none.
+  m.counters.quic_routed = 4;
+  m.counters.quic_forwarded = 40;
+  m.counters.quic_dropped = 1;
+  back = FrontMetricsArgs::decode(frontWire(m.encode()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->counters, m.counters);
+  Json older = frontWire(m.encode());
+  for (const char* key : {"quic_routed", "quic_forwarded", "quic_dropped"}) {
+    older["counters"].erase(key);
+  }
+  back = FrontMetricsArgs::decode(older);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->counters.quic_forwarded, 0u);
+  EXPECT_EQ(back->counters.accepted, 10u);
 }
 
 }  // namespace

@@ -114,5 +114,30 @@ TEST_F(SteeringProgram, UnknownIdsFallBackToTheHashConsistently) {
   EXPECT_EQ(deliveredTo(group_, longHeader(1, 0, 2), sender_.get()), first);
 }
 
+// A shared address's group: the front's socket first, then workers' sockets that only send.
+TEST(SharedGroupProgram, EveryDatagramReachesTheFirstSocket) {
+  Group g;
+  Result<UniqueFd> first = bindSharedGroupSocket(listenOn(0));
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(first->get(), reinterpret_cast<sockaddr*>(&addr), &len);
+  g.port = ntohs(addr.sin_port);
+  g.sockets.push_back(std::move(first).value());
+  for (int i = 0; i < 3; ++i) {
+    Result<UniqueFd> worker = bindUdpSocket(listenOn(g.port));
+    ASSERT_TRUE(worker.ok()) << worker.status().message();
+    g.sockets.push_back(std::move(worker).value());
+  }
+  // Many senders (many 4-tuples for the kernel's hash) and every shape of header.
+  for (int sender = 0; sender < 8; ++sender) {
+    UniqueFd from(socket(AF_INET, SOCK_DGRAM, 0));
+    EXPECT_EQ(deliveredTo(g, shortHeader(0, 2), from.get()), 0);
+    EXPECT_EQ(deliveredTo(g, shortHeader(0x7f, static_cast<uint8_t>(sender)), from.get()), 0);
+    EXPECT_EQ(deliveredTo(g, longHeader(16, 0, 3), from.get()), 0);
+    EXPECT_EQ(deliveredTo(g, std::vector<uint8_t>{1}, from.get()), 0);
+  }
+}
+
 }  // namespace
 }  // namespace scalws::common::net

@@ -110,6 +110,23 @@ TEST(InstanceListenersTest, Http3GetsAUdpSocketPerLoopNumberedInGroupOrder) {
   EXPECT_EQ(slotListenerSpecs(http3Site(port), 2, 2), bound->specs);
 }
 
+TEST(InstanceListenersTest, ASharedHttp3AddressGivesEachLoopItsChannelThenASendingSocket) {
+  std::vector<ipc::ListenerSpec> specs = slotListenerSpecs(http3Site(freePort()), 2, 0, {0});
+  ASSERT_EQ(specs.size(), 4u);
+  for (uint32_t loop = 0; loop < 2; ++loop) {
+    const ipc::ListenerSpec& channel = specs[2 * loop];
+    const ipc::ListenerSpec& udp = specs[2 * loop + 1];
+    EXPECT_EQ(channel.loop, loop);
+    EXPECT_TRUE(channel.handoff && !channel.quic);
+    EXPECT_EQ(udp.loop, loop);
+    EXPECT_TRUE(udp.handoff && udp.quic);
+  }
+  // Both flags survive the wire, as a re-attach compares them.
+  auto back = ipc::ListenersArgs::decode(ipc::ListenersArgs{specs, {}}.encode());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->listeners, specs);
+}
+
 TEST(InstanceListenersTest, AnAddressWhoseUdpPortIsTakenIsNotFree) {
   uint16_t port = freePort();
   auto cfg = http3Site(port);

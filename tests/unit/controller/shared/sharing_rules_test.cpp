@@ -91,8 +91,15 @@ TEST(SharingRules, WhatOneFrontCannotServe) {
 #if SCALWS_HTTP3
   EXPECT_EQ(conflict(tls("127.0.0.1:443", "http3 = true\nnames = [\"a.example\"]"),
                      tls("127.0.0.1:443", "names = [\"b.example\"]")),
-            "address 127.0.0.1:443: HTTP/3 needs an address of its own (one instance per UDP "
-            "address), and instance other listens there too");
+            "address 127.0.0.1:443: instance other listens there without HTTP/3 and this "
+            "listener with (an address serves HTTP/3 to all its instances or to none)");
+  EXPECT_EQ(conflict(tls("127.0.0.1:443", "names = [\"a.example\"]"),
+                     tls("127.0.0.1:443", "http3 = true\nnames = [\"b.example\"]")),
+            "address 127.0.0.1:443: instance other listens there with HTTP/3 and this listener "
+            "without (an address serves HTTP/3 to all its instances or to none)");
+  EXPECT_EQ(conflict(tls("127.0.0.1:443", "http3 = true\nnames = [\"a.example\"]"),
+                     tls("127.0.0.1:443", "http3 = true\nnames = [\"b.example\"]")),
+            "");
 #endif
   EXPECT_EQ(conflict(plain("127.0.0.1:80", "names = [\"a.example\"]"),
                      plain("127.0.0.1:80", "names = [\"b.example\"]\nproxy_protocol = true")),

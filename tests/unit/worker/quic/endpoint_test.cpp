@@ -39,6 +39,29 @@ TEST(Endpoint, HandshakeCompletesWithoutASocket) {
   EXPECT_FALSE(h.factory.starts[0].address_validated);
 }
 
+TEST(Endpoint, OnASharedAddressOnlyTheFrontStartsConnections) {
+  EndpointSettings settings;
+  settings.front_routed = true;
+  settings.route = {1, 2, 3, 4, 5, 6, 7};
+  EndpointHarness h(settings);
+  QuicTestClient client(kClient, h.server);
+  // Straight from the socket (the group's program sent it here by mistake): nothing starts.
+  h.deliver(firstInitial(client, h.now), kClient);
+  h.endBatch();
+  EXPECT_TRUE(h.factory.made.empty());
+  EXPECT_EQ(h.endpoint->counters().dropped, 1u);
+  EXPECT_TRUE(h.recorder.take().empty());
+  // Passed on by the front: served, and the IDs issued start with the route.
+  h.from_front = true;
+  QuicTestClient passed(kClient, h.server);
+  h.pump(passed);
+  EXPECT_TRUE(passed.handshakeCompleted());
+  const ngtcp2_cid* dcid = ngtcp2_conn_get_dcid(passed.raw());
+  ASSERT_EQ(dcid->datalen, kCidLength);
+  EXPECT_EQ(std::vector<uint8_t>(dcid->data, dcid->data + 7),
+            (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7}));
+}
+
 TEST(Endpoint, TheClientsServerNamePicksTheCertificateAsOnTcp) {
   EndpointHarness h;
   struct Case {

@@ -154,7 +154,7 @@ class EndpointHarness {
     d.remote = socketAddress(from);
     d.data = bytes.data();
     d.len = bytes.size();
-    endpoint->onDatagram(d, now, unix_now);
+    endpoint->onDatagram(d, now, unix_now, from_front);
   }
   void endBatch() { endpoint->endBatch(now); }
 
@@ -187,6 +187,7 @@ class EndpointHarness {
   sockaddr_in server = addressOf("127.0.0.1", 4433);
   uint64_t now = kStart;
   uint64_t unix_now = 1'700'000'000ull * NGTCP2_SECONDS;
+  bool from_front = false;  // as if a shared address's front passed them on
 };
 
 }  // namespace scalws::worker::quic::testing
