@@ -21,6 +21,7 @@
 
 #include <uv.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,10 +32,12 @@
 
 #include "common/net/datagram.h"
 #include "common/net/quic_route.h"
+#include "common/net/udp_receive.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
 #include "front/quic_initial.h"
 #include "front/route_table.h"
+#include "ipc/forwarded_datagram.h"
 #include "ipc/front_messages.h"
 
 namespace scalws::front {
@@ -66,8 +69,11 @@ class QuicFront {
   size_t pendingForTest() const { return pending_.size(); }
   size_t knownForTest() const { return known_.size(); }
 
-  // One datagram as received; `now_ms` on the loop's clock. Public for tests.
+  // One datagram as received; `now_ms` on the loop's clock. What it passes on leaves at
+  // flush(), with the others of its batch (the datagram's bytes must live until then).
+  // Public for tests.
   void dispatch(const common::net::Datagram& datagram, uint64_t now_ms);
+  void flush();
 
  private:
   struct Channel {
@@ -83,6 +89,14 @@ class QuicFront {
     common::net::QuicRoute route{};
     uint64_t used_ms = 0;
   };
+  // A datagram to pass on at flush(): its header here, its bytes still in the receive buffer.
+  struct Outgoing {
+    int fd = -1;
+    uint8_t header[ipc::kForwardedHeader];
+    const uint8_t* payload = nullptr;
+    size_t len = 0;
+  };
+  static constexpr size_t kOutbox = common::net::kMaxReceiveBatch;
 
   QuicFront(uv_loop_t* loop, common::UniqueFd udp, ipc::FrontCounters& counters,
             Handoffs& handoffs);
@@ -93,7 +107,9 @@ class QuicFront {
   const Channel* pick(const InstanceRoute& instance, std::span<const uint8_t> dcid) const;
   // The datagram as a channel message (ipc/forwarded_datagram.h); empty when it cannot be.
   static std::string encode(const common::net::Datagram& d);
+  // Into the outbox (flushed first when full).
   void forward(int channel_fd, const common::net::Datagram& d);
+  // A held message, at once.
   void send(int channel_fd, const std::string& message);
   void evictOldestPending();
   // Forgets expired handshakes and IDs, at most once a second unless `force`.
@@ -112,6 +128,8 @@ class QuicFront {
   std::unordered_map<std::string, Pending> pending_;  // by the client's first DCID
   std::unordered_map<std::string, Known> known_;      // the same, once routed
   uint64_t last_sweep_ms_ = 0;
+  std::array<Outgoing, kOutbox> outbox_;
+  size_t outbox_count_ = 0;
 };
 
 }  // namespace scalws::front

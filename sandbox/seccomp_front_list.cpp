@@ -44,6 +44,7 @@ constexpr std::array kFrontAllowList = {
     frontAllowIf("sendto", frontNoFastOpen(3), "a refusal (TLS alert, 421 page) to a client"),
     frontAllow("recvmsg", "controller frames with SCM_RIGHTS"),
     frontAllow("recvmmsg", "QUIC datagrams from the address's UDP socket, in batches"),
+    frontAllowIf("sendmmsg", frontNoFastOpen(3), "QUIC datagrams to a worker loop, in batches"),
     frontAllowIf("sendmsg", frontNoFastOpen(2),
             "a client's descriptor to a worker (SCM_RIGHTS); controller frames"),
     frontAllow("shutdown", "half-close after a refusal"),

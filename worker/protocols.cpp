@@ -29,6 +29,10 @@ bool startHttp3(WorkerLoop& loop, const ListenerSocket& socket) {
 bool forwardHttp3(WorkerLoop& loop, int listen_index, std::span<const uint8_t> message) {
   return loop.local<http3::LoopListeners>().forward(listen_index, message);
 }
+
+void endForwardedHttp3(WorkerLoop& loop) {
+  loop.local<http3::LoopListeners>().endForwarded();
+}
 #endif
 
 }  // namespace
@@ -36,7 +40,7 @@ bool forwardHttp3(WorkerLoop& loop, int listen_index, std::span<const uint8_t> m
 const ProtocolTable& builtinProtocols() {
 #if SCALWS_HTTP3
   static const ProtocolTable table{&start<http1::Connection>, &start<http2::Connection>,
-                                   &startHttp3, &forwardHttp3};
+                                   &startHttp3, &forwardHttp3, &endForwardedHttp3};
 #else
   static const ProtocolTable table{&start<http1::Connection>, &start<http2::Connection>};
 #endif

@@ -141,10 +141,15 @@ void Listener::onForwarded(std::span<const uint8_t> message) {
   d.ecn = forwarded->ecn;
   d.data = forwarded->payload.data();
   d.len = forwarded->payload.size();
-  uint64_t now = uv_hrtime();
-  endpoint_->onDatagram(d, now, unixNow(), true);
-  endpoint_->endBatch(now);
+  endpoint_->onDatagram(d, uv_hrtime(), unixNow(), true);
   loop_.counters().bytes_in.add(d.len);
+  forwarded_ = true;
+}
+
+void Listener::endForwarded() {
+  if (!forwarded_) return;
+  forwarded_ = false;
+  endpoint_->endBatch(uv_hrtime());
   countSocket();
 }
 
@@ -186,6 +191,10 @@ bool LoopListeners::forward(int listen_index, std::span<const uint8_t> message) 
     }
   }
   return false;
+}
+
+void LoopListeners::endForwarded() {
+  for (auto& l : listeners_) l->endForwarded();
 }
 
 void LoopListeners::onLoopStopping() noexcept {

@@ -34,8 +34,10 @@ class Listener final : public quic::ConnectionFactory {
 
   // Sets the socket up and starts reading it. An error leaves nothing running.
   common::Status start();
-  // A datagram the shared address's front passed on (ipc/forwarded_datagram.h).
+  // A datagram the shared address's front passed on (ipc/forwarded_datagram.h); the
+  // connections it reached write at endForwarded().
   void onForwarded(std::span<const uint8_t> message);
+  void endForwarded();
   // Stops reading and closes the poll handle (the loop is ending; no connection is left).
   void stop();
 
@@ -68,6 +70,7 @@ class Listener final : public quic::ConnectionFactory {
   uint64_t counted_in_ = 0;  // socket bytes already added to the loop's counters
   uint64_t counted_out_ = 0;
   uint64_t counted_retries_ = 0;
+  bool forwarded_ = false;  // datagrams from the front since the last endForwarded()
 };
 
 class LoopListeners final : public LoopLocal {
@@ -78,6 +81,7 @@ class LoopListeners final : public LoopLocal {
   // A datagram from the front for the front-routed listener of listens[listen_index];
   // false when this loop has none.
   bool forward(int listen_index, std::span<const uint8_t> message);
+  void endForwarded();
   void onLoopStopping() noexcept override;
   const std::vector<std::unique_ptr<Listener>>& listeners() const { return listeners_; }
 

@@ -29,15 +29,19 @@ using ConnectionStarter = ClientConnection* (*)(WorkerLoop& loop,
 // they come); false when it cannot.
 using DatagramStarter = bool (*)(WorkerLoop& loop, const ListenerSocket& socket);
 // A datagram a shared address's front passed on for the HTTP/3 listener of
-// listens[listen_index] (ipc/forwarded_datagram.h); false when the loop has none.
+// listens[listen_index] (ipc/forwarded_datagram.h); false when the loop has none. The
+// connections it reaches write once the run of them ends (ForwardedRunEnd), as after one
+// batch read from a socket.
 using DatagramForwarder = bool (*)(WorkerLoop& loop, int listen_index,
                                    std::span<const uint8_t> message);
+using ForwardedRunEnd = void (*)(WorkerLoop& loop);
 
 struct ProtocolTable {
   ConnectionStarter http1 = nullptr;
   ConnectionStarter http2 = nullptr;
   DatagramStarter http3 = nullptr;  // null in a build without HTTP/3
   DatagramForwarder http3_forwarded = nullptr;
+  ForwardedRunEnd http3_forwarded_end = nullptr;
 
   ConnectionStarter starter(AppProtocol protocol) const {
     return protocol == AppProtocol::kHttp2 ? http2 : http1;

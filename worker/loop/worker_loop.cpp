@@ -17,12 +17,15 @@
 namespace scalws::worker {
 namespace {
 
-constexpr int kAcceptBatch = 64;
+constexpr size_t kAcceptBatch = 64;
 // A front sends one descriptor per message; room for a few lets a batching sender work
 // and keeps what a wrong sender attaches from being truncated silently.
 constexpr size_t kHandoffFdsPerMessage = 8;
-// The largest QUIC datagram a front passes on (quic::UdpSocket::kMaxDatagram).
-constexpr size_t kMaxForwardedDatagram = 2048;
+// The largest QUIC datagram a front passes on (quic::UdpSocket::kMaxDatagram), with its
+// header: the room each message of a hand-off channel gets.
+constexpr size_t kChannelMessage = ipc::kForwardedHeader + 2048;
+// Messages per recvmmsg on a channel that carries datagrams.
+constexpr size_t kChannelBatch = 16;
 constexpr uint64_t kRejectHoldMs = 200;
 constexpr size_t kMaxRejectedHeld = 1024;
 void closeReceivedFds(msghdr& msg) {
@@ -136,7 +139,7 @@ void WorkerLoop::onAccept(void* owner, int status, int events) {
 
 void WorkerLoop::acceptFrom(Listener& l) {
   if (l.socket.handoff) return receiveFrom(l);
-  for (int i = 0; i < kAcceptBatch && !shutting_down_; ++i) {
+  for (size_t i = 0; i < kAcceptBatch && !shutting_down_; ++i) {
     PeerInfo peer;
     peer.address_len = sizeof(peer.address);
     int fd = ::accept4(l.socket.fd, reinterpret_cast<sockaddr*>(&peer.address), &peer.address_len,
@@ -153,58 +156,95 @@ void WorkerLoop::acceptFrom(Listener& l) {
 }
 
 void WorkerLoop::receiveFrom(Listener& l) {
+  bool forwarded = receiveMessages(l);
+  // The connections the datagrams reached write once, as after a batch from a socket.
+  if (forwarded && protocols_->http3_forwarded_end != nullptr) {
+    protocols_->http3_forwarded_end(*this);
+  }
+}
+
+bool WorkerLoop::receiveMessages(Listener& l) {
   // A hand-off is one byte; on an HTTP/3 address a message may also be a QUIC datagram the
-  // front passed on (ipc/forwarded_datagram.h). Stack room for the largest of them. A
-  // stopping loop reads neither: what waits is the controller's to hand on.
-  alignas(8) uint8_t message[ipc::kForwardedHeader + kMaxForwardedDatagram];
-  for (int i = 0; i < kAcceptBatch && !shutting_down_; ++i) {
-    iovec iov{message, sizeof(message)};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kHandoffFdsPerMessage)];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    ssize_t got = ::recvmsg(l.socket.fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-    if (got < 0) {
+  // front passed on (ipc/forwarded_datagram.h), and those come in runs: recvmmsg there
+  // (the sandbox allows it with HTTP/3), one recvmsg per message elsewhere. A stopping loop
+  // reads nothing: what waits is the controller's to hand on.
+  size_t batch = l.socket.carries_datagrams ? kChannelBatch : 1;
+  if (!channel_buffers_) {
+    channel_buffers_ = std::make_unique<uint8_t[]>(kChannelBatch * kChannelMessage);
+  }
+  bool forwarded = false;
+  for (size_t taken = 0; taken < kAcceptBatch && !shutting_down_;) {
+    mmsghdr msgs[kChannelBatch];
+    iovec iovs[kChannelBatch];
+    alignas(cmsghdr) char control[kChannelBatch][CMSG_SPACE(sizeof(int) * kHandoffFdsPerMessage)];
+    for (size_t i = 0; i < batch; ++i) {
+      iovs[i] = iovec{channel_buffers_.get() + i * kChannelMessage, kChannelMessage};
+      msgs[i] = mmsghdr{};
+      msgs[i].msg_hdr.msg_iov = &iovs[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+      msgs[i].msg_hdr.msg_control = control[i];
+      msgs[i].msg_hdr.msg_controllen = sizeof(control[i]);
+    }
+    int n;
+    if (batch == 1) {
+      ssize_t got = ::recvmsg(l.socket.fd, &msgs[0].msg_hdr, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      n = got < 0 ? -1 : 1;
+      if (got >= 0) msgs[0].msg_len = static_cast<unsigned>(got);
+    } else {
+      n = ::recvmmsg(l.socket.fd, msgs, static_cast<unsigned>(batch),
+                     MSG_DONTWAIT | MSG_CMSG_CLOEXEC, nullptr);
+    }
+    if (n < 0) {
       if (errno == EINTR) continue;
-      return;  // EAGAIN: nothing more queued
+      return forwarded;  // EAGAIN: nothing more queued
     }
-    if (got == 0) {
-      // Every sender's end is closed: the address's channel is gone (the instance stops).
-      poller_.want(l.watch, 0);
-      return;
-    }
-    if (got > 1) {
-      closeReceivedFds(msg);  // a datagram carries none; a confused sender's are not kept
-      if ((msg.msg_flags & MSG_TRUNC) == 0 && protocols_->http3_forwarded != nullptr) {
-        protocols_->http3_forwarded(*this, l.socket.listen_index,
-                                    std::span<const uint8_t>(message, static_cast<size_t>(got)));
+    for (int i = 0; i < n; ++i) {
+      msghdr& msg = msgs[i].msg_hdr;
+      size_t got = msgs[i].msg_len;
+      if (got == 0) {
+        // Every sender's end is closed: the address's channel is gone (the instance stops).
+        poller_.want(l.watch, 0);
+        return forwarded;
       }
-      continue;
-    }
-    if ((msg.msg_flags & MSG_CTRUNC) != 0) {
-      LOG_WARN("a handed-over connection was lost: no descriptor slot left (raise the fd limit)");
-    }
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t k = 0; k < count; ++k) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-        // The front's word is not taken for the client's address; a descriptor that is not a
-        // connected TCP socket is not served at all.
-        PeerInfo peer;
-        peer.address_len = sizeof(peer.address);
-        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer.address), &peer.address_len) != 0 ||
-            (peer.address.ss_family != AF_INET && peer.address.ss_family != AF_INET6)) {
-          ::close(fd);
-          continue;
+      if (got > 1) {
+        closeReceivedFds(msg);  // a datagram carries none; a confused sender's are not kept
+        if ((msg.msg_flags & MSG_TRUNC) == 0 && protocols_->http3_forwarded != nullptr) {
+          forwarded |= protocols_->http3_forwarded(
+              *this, l.socket.listen_index,
+              std::span<const uint8_t>(static_cast<uint8_t*>(iovs[i].iov_base), got));
         }
-        peer.shared_hosts = l.socket.shared_hosts;
-        peer.handed_over = true;
-        admit(l, fd, peer);
+        continue;
       }
+      takeHandedOver(l, msg);
+    }
+    taken += static_cast<size_t>(n);
+    if (static_cast<size_t>(n) < batch) return forwarded;
+  }
+  return forwarded;
+}
+
+void WorkerLoop::takeHandedOver(Listener& l, msghdr& msg) {
+  if ((msg.msg_flags & MSG_CTRUNC) != 0) {
+    LOG_WARN("a handed-over connection was lost: no descriptor slot left (raise the fd limit)");
+  }
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t k = 0; k < count; ++k) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+      // The front's word is not taken for the client's address; a descriptor that is not a
+      // connected TCP socket is not served at all.
+      PeerInfo peer;
+      peer.address_len = sizeof(peer.address);
+      if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer.address), &peer.address_len) != 0 ||
+          (peer.address.ss_family != AF_INET && peer.address.ss_family != AF_INET6)) {
+        ::close(fd);
+        continue;
+      }
+      peer.shared_hosts = l.socket.shared_hosts;
+      peer.handed_over = true;
+      admit(l, fd, peer);
     }
   }
 }

@@ -7,6 +7,7 @@
 // postShutdown(), which any thread may call (they wake the loop through a uv_async).
 #pragma once
 
+#include <sys/socket.h>
 #include <uv.h>
 
 #include <cstdint>
@@ -65,6 +66,8 @@ struct ListenerSocket {
   // `shared_hosts` in their PeerInfo.
   bool handoff = false;
   std::shared_ptr<const SharedHosts> shared_hosts = {};
+  // A channel of an HTTP/3 address: the front passes QUIC datagrams on it too.
+  bool carries_datagrams = false;
 };
 
 class WorkerLoop {
@@ -149,6 +152,10 @@ class WorkerLoop {
   void acceptFrom(Listener& listener);
   // A channel's messages: each descriptor a front handed over.
   void receiveFrom(Listener& listener);
+  // Reads the hand-off channel's messages; true when one was a datagram for HTTP/3.
+  bool receiveMessages(Listener& listener);
+  // The descriptors of one hand-off message, each admitted once checked.
+  void takeHandedOver(Listener& listener, msghdr& message);
   // A connection from `listener` (accepted, or handed over and checked): counted, refused
   // past max_connections, else started.
   void admit(const Listener& listener, int fd, PeerInfo& peer);
@@ -168,6 +175,7 @@ class WorkerLoop {
   uint32_t index_;
   std::shared_ptr<const ConfigSnapshot> snapshot_;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::unique_ptr<uint8_t[]> channel_buffers_;  // for hand-off channels' messages, when one reads
   ClientConnection* connections_ = nullptr;
   size_t connection_count_ = 0;
   uint64_t request_counter_ = 0;

@@ -117,6 +117,7 @@ class InstanceServer final : public InstanceHost {
         }
         socket.handoff = true;
         socket.shared_hosts = sharedHostsFor(plan.shared, l.address, l.port);
+        socket.carries_datagrams = listens[static_cast<size_t>(index)].http3;
         handoff_listens_[index] = {l.address, l.port};
       }
       if (l.quic) {

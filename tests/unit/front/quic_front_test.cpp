@@ -77,6 +77,7 @@ class QuicFrontTest : public ::testing::Test {
     d.data = bytes.data();
     d.len = bytes.size();
     front_->dispatch(d, now_ms);
+    front_->flush();
   }
 
   // The next datagram a worker end got, or nullopt when none waits.
