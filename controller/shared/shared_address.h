@@ -5,9 +5,9 @@
 // Sockets: one per front (SO_REUSEPORT, TCP_DEFER_ACCEPT so a client is accepted once its
 // first bytes are there), bound here and kept: a front that dies leaves its accept queue to
 // its replacement, as a worker's listeners do. With HTTP/3, a UDP group too: its first
-// socket is front 0's and receives everything; each worker loop gets one more, to send. Fronts:
-// `processes` of them, unpinned, restarted after a backoff when one dies (restart_policy.h; a front
-// never gives up).
+// socket is front 0's and receives everything; each worker loop gets one more, to send.
+// Fronts: `processes` of them, unpinned, restarted after a backoff when one dies
+// (restart_policy.h; a front never gives up).
 //
 // Members: the instances running here. Each has one channel per worker loop
 // (handoff_channel.h); a channel is in the fronts' tables only while its worker is up. When

@@ -150,7 +150,8 @@ class WorkerLoop {
   static void onAsync(uv_async_t* async);
 
   void acceptFrom(Listener& listener);
-  // A channel's messages: each descriptor a front handed over.
+  // A channel's messages: each descriptor a front handed over, and on an HTTP/3 address
+  // the QUIC datagrams it passed on (their connections write once the run is read).
   void receiveFrom(Listener& listener);
   // Reads the hand-off channel's messages; true when one was a datagram for HTTP/3.
   bool receiveMessages(Listener& listener);
