@@ -617,23 +617,29 @@ def h3_body(port, sni, *args):
             return run.only().status, f.read().decode()
 
 
+def start_h3_sites(c, port, sites):
+    """Instances on one TLS port with HTTP/3: (label, instance options, quic settings)."""
+    names = {}
+    for label, options, quic in sites:
+        sans, _, default = SITES[label]
+        cert, key = make_cert(c.dir, label, sans[0], sans, ip=False)
+        os.chmod(c.dir, 0o755)
+        extra = "http3 = true\n%s\n%s" % ("default = true" if default else "", quic)
+        names[label] = unique_name(label)
+        c.add(names[label], TLS_LISTEN.format(port=port, cert=cert, key=key, extra=extra) +
+              ROUTE.format(body=label), "--shared-cpus", *options)
+    for name in names.values():
+        c.ctl("instance", "start", name)
+    wait_for_port(port)
+    return names
+
+
 def test_http3_on_a_shared_address_reaches_each_instance_by_sni():
     port = free_port()
     with Controller() as c:
-        names = {}
-        for label, options, quic in (("shop", ("--cpus", "2"), ""),
-                                     ("blog", (), 'quic = { retry = "always" }'),
-                                     ("home", (), "")):
-            sans, _, default = SITES[label]
-            cert, key = make_cert(c.dir, label, sans[0], sans, ip=False)
-            os.chmod(c.dir, 0o755)
-            extra = "http3 = true\n%s\n%s" % ("default = true" if default else "", quic)
-            names[label] = unique_name(label)
-            c.add(names[label], TLS_LISTEN.format(port=port, cert=cert, key=key, extra=extra) +
-                  ROUTE.format(body=label), "--shared-cpus", *options)
-        for name in names.values():
-            c.ctl("instance", "start", name)
-        wait_for_port(port)
+        names = start_h3_sites(c, port, (("shop", ("--cpus", "2"), ""),
+                                         ("blog", (), 'quic = { retry = "always" }'),
+                                         ("home", (), "")))
         wait_until(lambda: len(c.ready_pids(names["shop"])) == 2, what="shop's two workers")
         # The front reads the SNI from each client's Initial and passes the connection's
         # datagrams to the instance's worker; blog makes every client go through a Retry.
@@ -669,6 +675,41 @@ def test_http3_on_a_shared_address_reaches_each_instance_by_sni():
 
 
 # --- the controller goes and comes back -----------------------------------------------------
+
+def test_http3_on_a_shared_address_survives_a_controller_restart_and_a_front_restart():
+    port = free_port()
+    first = Controller()
+    first.start()
+    names = {}
+    try:
+        names = start_h3_sites(first, port, (("shop", (), ""), ("home", (), "")))
+        assert h3_body(port, "shop.test") == (200, "shop\n")
+        [front] = front_pids(first, port)
+        first.signal_and_wait(signal.SIGUSR2)  # leaves everything serving
+        assert h3_body(port, "shop.test") == (200, "shop\n")  # nobody supervises now
+        with Controller(first.dir) as second:
+            second.instances.update(names.values())
+            wait_until(lambda: front_pids(second, port) == [front], 10,
+                       what="the front re-attached")
+            assert address_of(second, port)["http3"] is True
+            assert h3_body(port, "home.test") == (200, "home\n")
+            # The re-attached controller took the UDP socket from the front: a new front
+            # gets the same one, still first in the group, and every datagram reaches it.
+            os.kill(front, signal.SIGKILL)
+            wait_until(lambda: front_pids(second, port) not in ([], [front]), 10,
+                       what="a new front")
+            for sni, body in (("shop.test", "shop"), ("home.test", "home")):
+                assert h3_body(port, sni) == (200, body + "\n"), sni
+        no_fronts_left(port)
+    finally:
+        if first.proc.poll() is None:
+            first.kill9()
+        for name in names.values():
+            for pid in workers_of(name):
+                os.kill(pid, signal.SIGKILL)
+        for pid in fronts_running(port):
+            os.kill(pid, signal.SIGKILL)
+
 
 def test_a_new_controller_reattaches_the_front_without_a_gap():
     plain_port = free_port()
