@@ -22,7 +22,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 
-from controller_harness import Controller, unique_name, workers_of  # noqa: E402
+from controller_harness import Controller, fronts_running, unique_name, workers_of  # noqa: E402
 from h3_support import with_name  # noqa: E402
 from harness import BIN_DIR, free_port, wait_for_port  # noqa: E402
 from tls_support import make_cert  # noqa: E402
@@ -44,22 +44,6 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def fronts_of(port):
-    want = b"127.0.0.1:%d" % port
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"scalws-front") and want in argv:
-            out.append(int(entry))
-    return out
-
-
 def one_round(shared, args):
     port = free_port()
     with Controller() as c:
@@ -78,7 +62,7 @@ def one_round(shared, args):
         wait_for_port(port)
         time.sleep(1)
         worker = list(workers_of(names["shop"]))
-        fronts = fronts_of(port) if shared else []
+        fronts = fronts_running(port) if shared else []
         before = {pid: cpu_seconds(pid) for pid in worker + fronts}
         cmd = [os.path.join(BIN_DIR, "scalws-h3load"), "-c", str(args.connections), "-m",
                str(args.streams), "-D", str(args.seconds), "https://shop.test:%d/who" % port]

@@ -231,19 +231,9 @@ const QuicFront::Channel* QuicFront::pick(const InstanceRoute& instance,
   return nullptr;
 }
 
-bool QuicFront::encodeHeader(const common::net::Datagram& d, uint8_t* out) {
-  ipc::ForwardedDatagram f;
-  std::memcpy(&f.local, &d.local.storage, sizeof(f.local));
-  f.local_len = d.local.len;
-  std::memcpy(&f.remote, &d.remote.storage, sizeof(f.remote));
-  f.remote_len = d.remote.len;
-  f.ecn = d.ecn;
-  return ipc::encodeForwardedHeader(f, out);
-}
-
 std::string QuicFront::encode(const common::net::Datagram& d) {
   std::string message(ipc::kForwardedHeader + d.len, '\0');
-  if (!encodeHeader(d, reinterpret_cast<uint8_t*>(message.data()))) return {};
+  if (!ipc::encodeForwardedHeader(d, reinterpret_cast<uint8_t*>(message.data()))) return {};
   std::memcpy(message.data() + ipc::kForwardedHeader, d.data, d.len);
   return message;
 }
@@ -251,7 +241,7 @@ std::string QuicFront::encode(const common::net::Datagram& d) {
 void QuicFront::forward(int channel_fd, const common::net::Datagram& d) {
   if (outbox_count_ == outbox_.size()) flush();
   Outgoing& out = outbox_[outbox_count_];
-  if (!encodeHeader(d, out.header)) {
+  if (!ipc::encodeForwardedHeader(d, out.header)) {
     ++counters_.quic_dropped;
     return;
   }

@@ -105,10 +105,7 @@ class QuicFront {
   // The channel a new connection of `instance` goes to: one of its loops, chosen by the
   // client's first DCID (so its repeated Initials land together even when forgotten).
   const Channel* pick(const InstanceRoute& instance, std::span<const uint8_t> dcid) const;
-  // The datagram's header as a channel message has it (ipc/forwarded_datagram.h), into
-  // `out` (kForwardedHeader bytes); false when its addresses cannot be written.
-  static bool encodeHeader(const common::net::Datagram& d, uint8_t* out);
-  // The whole message; empty when it cannot be.
+  // The datagram as a channel message (ipc/forwarded_datagram.h); empty when it cannot be.
   static std::string encode(const common::net::Datagram& d);
   // Into the outbox (flushed first when full).
   void forward(int channel_fd, const common::net::Datagram& d);

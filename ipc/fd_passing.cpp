@@ -68,15 +68,7 @@ Result<Transferred> receiveWithFds(int sock, std::span<char> buffer, std::vector
   }
   // Take ownership of every fd first, so an error below closes them all.
   std::vector<UniqueFd> received;
-  for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg != nullptr; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
-    if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
-      received.emplace_back(fd);
-    }
-  }
+  forEachReceivedFd(msg, [&](int fd) { received.emplace_back(fd); });
   if (msg.msg_flags & MSG_CTRUNC) {
     return common::Status(common::StatusCode::kResourceExhausted,
                           "ipc: fds were lost in transit (control data truncated: too many fds "

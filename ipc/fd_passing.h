@@ -6,7 +6,10 @@
 // Both calls retry EINTR and use MSG_NOSIGNAL / MSG_CMSG_CLOEXEC.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstddef>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -33,5 +36,20 @@ common::Result<Transferred> sendWithFds(int sock, std::string_view bytes, std::s
 // says which fd belongs to which frame.
 common::Result<Transferred> receiveWithFds(int sock, std::span<char> buffer,
                                            std::vector<common::UniqueFd>& fds);
+
+// Calls `take(fd)` for each descriptor a received message carries (SCM_RIGHTS), in order;
+// each is then the callee's to keep or close.
+template <class Take>
+void forEachReceivedFd(msghdr& msg, Take&& take) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      take(fd);
+    }
+  }
+}
 
 }  // namespace scalws::ipc

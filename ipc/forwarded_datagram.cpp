@@ -56,30 +56,31 @@ socklen_t getAddress(int family, const uint8_t* port, const uint8_t* address, co
 
 }  // namespace
 
-bool encodeForwardedHeader(const ForwardedDatagram& d, uint8_t* out) {
+bool encodeForwardedHeader(const common::net::Datagram& d, uint8_t* out) {
   std::memset(out, 0, kForwardedHeader);
-  int family = d.remote.ss_family;
+  int family = d.remote.storage.ss_family;
   if (family != AF_INET && family != AF_INET6) return false;
   out[0] = kForwardedMagic;
   out[1] = d.ecn;
   out[2] = family == AF_INET ? 4 : 6;
-  return putAddress(d.remote, d.remote_len, family, out + 4, out + 8, out + 40) &&
-         putAddress(d.local, d.local_len, family, out + 6, out + 24, out + 44);
+  return putAddress(d.remote.storage, d.remote.len, family, out + 4, out + 8, out + 40) &&
+         putAddress(d.local.storage, d.local.len, family, out + 6, out + 24, out + 44);
 }
 
-common::Result<ForwardedDatagram> decodeForwardedDatagram(std::span<const uint8_t> message) {
+common::Status decodeForwardedDatagram(std::span<const uint8_t> message,
+                                       common::net::Datagram& out) {
   if (message.size() <= kForwardedHeader || message[0] != kForwardedMagic || message[3] != 0 ||
       (message[2] != 4 && message[2] != 6) || message[1] > 3) {
     return common::Status(common::StatusCode::kInvalidArgument, "not a forwarded datagram");
   }
   const uint8_t* m = message.data();
   int family = m[2] == 4 ? AF_INET : AF_INET6;
-  ForwardedDatagram d;
-  d.ecn = m[1];
-  d.remote_len = getAddress(family, m + 4, m + 8, m + 40, d.remote);
-  d.local_len = getAddress(family, m + 6, m + 24, m + 44, d.local);
-  d.payload = message.subspan(kForwardedHeader);
-  return d;
+  out.ecn = m[1];
+  out.remote.len = getAddress(family, m + 4, m + 8, m + 40, out.remote.storage);
+  out.local.len = getAddress(family, m + 6, m + 24, m + 44, out.local.storage);
+  out.data = m + kForwardedHeader;
+  out.len = message.size() - kForwardedHeader;
+  return common::okStatus();
 }
 
 }  // namespace scalws::ipc

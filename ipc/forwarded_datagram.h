@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <span>
 
+#include "common/net/datagram.h"
 #include "common/status.h"
 
 namespace scalws::ipc {
@@ -28,20 +29,13 @@ namespace scalws::ipc {
 inline constexpr size_t kForwardedHeader = 48;
 inline constexpr uint8_t kForwardedMagic = 'Q';
 
-struct ForwardedDatagram {
-  sockaddr_storage local{};
-  socklen_t local_len = 0;
-  sockaddr_storage remote{};
-  socklen_t remote_len = 0;
-  uint8_t ecn = 0;
-  std::span<const uint8_t> payload;
-};
-
-// Writes the header into `out` (kForwardedHeader bytes); false when an address is neither
-// IPv4 nor IPv6 or the two families differ.
-bool encodeForwardedHeader(const ForwardedDatagram& datagram, uint8_t* out);
-// The datagram in `message` (its payload points into it); kInvalidArgument when the
-// message is not one.
-common::Result<ForwardedDatagram> decodeForwardedDatagram(std::span<const uint8_t> message);
+// Writes the header of `datagram` (its addresses and ECN bits) into `out`
+// (kForwardedHeader bytes); false when an address is neither IPv4 nor IPv6 or the two
+// families differ.
+bool encodeForwardedHeader(const common::net::Datagram& datagram, uint8_t* out);
+// The datagram in `message`, into `out` (its data points into `message`); kInvalidArgument
+// when the message is not one.
+common::Status decodeForwardedDatagram(std::span<const uint8_t> message,
+                                       common::net::Datagram& out);
 
 }  // namespace scalws::ipc

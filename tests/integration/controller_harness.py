@@ -71,8 +71,8 @@ def alive(pid):
     return state is not None and state != "Z"
 
 
-def workers_of(instance):
-    """PIDs of live `scalwsd --instance NAME` processes, from /proc."""
+def _running(matches):
+    """PIDs of live processes whose argv (bytes, from /proc) `matches` says yes to."""
     out = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -82,11 +82,25 @@ def workers_of(instance):
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if b"--instance" in argv:
-            i = argv.index(b"--instance")
-            if i + 1 < len(argv) and argv[i + 1] == instance.encode() and alive(int(entry)):
-                out.append(int(entry))
+        if matches(argv) and alive(int(entry)):
+            out.append(int(entry))
     return sorted(out)
+
+
+def workers_of(instance):
+    """PIDs of live `scalwsd --instance NAME` processes, from /proc."""
+    def matches(argv):
+        if b"--instance" not in argv:
+            return False
+        i = argv.index(b"--instance")
+        return i + 1 < len(argv) and argv[i + 1] == instance.encode()
+    return _running(matches)
+
+
+def fronts_running(port):
+    """PIDs of live `scalws-front --address 127.0.0.1:PORT`, from /proc."""
+    want = b"127.0.0.1:%d" % port
+    return _running(lambda argv: argv[0].endswith(b"scalws-front") and want in argv)
 
 
 def proc_status(pid):

@@ -19,7 +19,7 @@ import h2.config
 import h2.connection
 import h2.events
 
-from controller_harness import (Controller, alive, proc_status, unique_name, wait_until,
+from controller_harness import (Controller, fronts_running, proc_status, unique_name, wait_until,
                                 workers_of)
 from h3_support import h3
 from harness import BIN_DIR, free_port, wait_for_port
@@ -105,23 +105,6 @@ def address_of(c, port):
 def front_pids(c, port):
     a = address_of(c, port)
     return [f["pid"] for f in a["fronts"] if f["pid"]] if a else []
-
-
-def fronts_running(port):
-    """PIDs of live `scalws-front --address 127.0.0.1:PORT`, from /proc."""
-    out = []
-    want = b"127.0.0.1:%d" % port
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"scalws-front") and want in argv and alive(int(entry)):
-            out.append(int(entry))
-    return out
 
 
 def raw_get(sock, host, path="/"):
@@ -236,6 +219,18 @@ class HostLoad:
     def wait_for(self, count, timeout=15):
         start = self.ok
         wait_until(lambda: self.ok >= start + count, timeout, what="%d more answers" % count)
+
+
+def kill_what_is_left(controller, names, port):
+    """After a test that left processes serving on purpose: the controller, the instances'
+    workers and the address's fronts, by SIGKILL."""
+    if controller.proc.poll() is None:
+        controller.kill9()
+    for name in names.values():
+        for pid in workers_of(name):
+            os.kill(pid, signal.SIGKILL)
+    for pid in fronts_running(port):
+        os.kill(pid, signal.SIGKILL)
 
 
 def no_fronts_left(port):
@@ -702,13 +697,7 @@ def test_http3_on_a_shared_address_survives_a_controller_restart_and_a_front_res
                 assert h3_body(port, sni) == (200, body + "\n"), sni
         no_fronts_left(port)
     finally:
-        if first.proc.poll() is None:
-            first.kill9()
-        for name in names.values():
-            for pid in workers_of(name):
-                os.kill(pid, signal.SIGKILL)
-        for pid in fronts_running(port):
-            os.kill(pid, signal.SIGKILL)
+        kill_what_is_left(first, names, port)
 
 
 def test_a_new_controller_reattaches_the_front_without_a_gap():
@@ -738,10 +727,4 @@ def test_a_new_controller_reattaches_the_front_without_a_gap():
             assert not load.failures, load.failures[:5]
         no_fronts_left(plain_port)
     finally:
-        if first.proc.poll() is None:
-            first.kill9()
-        for name in names.values():
-            for pid in workers_of(name):
-                os.kill(pid, signal.SIGKILL)
-        for pid in fronts_running(plain_port):
-            os.kill(pid, signal.SIGKILL)
+        kill_what_is_left(first, names, plain_port)

@@ -2,8 +2,6 @@
 
 #include <time.h>
 
-#include <cstring>
-
 #include "common/log.h"
 #include "ipc/forwarded_datagram.h"
 #include "ipc/uv_handle.h"
@@ -130,26 +128,26 @@ void Listener::countSocket() {
 }
 
 void Listener::onForwarded(std::span<const uint8_t> message) {
-  common::Result<ipc::ForwardedDatagram> forwarded = ipc::decodeForwardedDatagram(message);
-  if (!forwarded.ok() || forwarded->payload.size() > quic::UdpSocket::kMaxDatagram) return;
-  followSnapshot();
   quic::Datagram d;
-  std::memcpy(&d.local.storage, &forwarded->local, sizeof(d.local.storage));
-  d.local.len = forwarded->local_len;
-  std::memcpy(&d.remote.storage, &forwarded->remote, sizeof(d.remote.storage));
-  d.remote.len = forwarded->remote_len;
-  d.ecn = forwarded->ecn;
-  d.data = forwarded->payload.data();
-  d.len = forwarded->payload.size();
-  endpoint_->onDatagram(d, uv_hrtime(), unixNow(), true);
+  if (!ipc::decodeForwardedDatagram(message, d).ok() || d.len > quic::UdpSocket::kMaxDatagram) {
+    return;
+  }
+  if (!forwarded_) {
+    // The first of a run: the clocks and the snapshot hold for the rest of it, as for one
+    // batch read from a socket.
+    followSnapshot();
+    run_now_ = uv_hrtime();
+    run_unix_now_ = unixNow();
+    forwarded_ = true;
+  }
+  endpoint_->onDatagram(d, run_now_, run_unix_now_, true);
   loop_.counters().bytes_in.add(d.len);
-  forwarded_ = true;
 }
 
 void Listener::endForwarded() {
   if (!forwarded_) return;
   forwarded_ = false;
-  endpoint_->endBatch(uv_hrtime());
+  endpoint_->endBatch(run_now_);
   countSocket();
 }
 

@@ -71,6 +71,8 @@ class Listener final : public quic::ConnectionFactory {
   uint64_t counted_out_ = 0;
   uint64_t counted_retries_ = 0;
   bool forwarded_ = false;  // datagrams from the front since the last endForwarded()
+  uint64_t run_now_ = 0;    // the clocks of that run
+  uint64_t run_unix_now_ = 0;
 };
 
 class LoopListeners final : public LoopLocal {

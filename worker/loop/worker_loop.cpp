@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "ipc/fd_passing.h"
 #include "ipc/forwarded_datagram.h"
 #include "worker/config_snapshot.h"
 #include "worker/net/client_connection.h"
@@ -28,18 +29,6 @@ constexpr size_t kChannelMessage = ipc::kForwardedHeader + 2048;
 constexpr size_t kChannelBatch = 16;
 constexpr uint64_t kRejectHoldMs = 200;
 constexpr size_t kMaxRejectedHeld = 1024;
-void closeReceivedFds(msghdr& msg) {
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t k = 0; k < count; ++k) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-      ::close(fd);
-    }
-  }
-}
-
 constexpr std::string_view kOverloaded =
     "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
     "Retry-After: 1\r\n\r\n";
@@ -207,7 +196,8 @@ bool WorkerLoop::receiveMessages(Listener& l) {
         return forwarded;
       }
       if (got > 1) {
-        closeReceivedFds(msg);  // a datagram carries none; a confused sender's are not kept
+        // A datagram carries none; a confused sender's are not kept.
+        ipc::forEachReceivedFd(msg, [](int fd) { ::close(fd); });
         if ((msg.msg_flags & MSG_TRUNC) == 0 && protocols_->http3_forwarded != nullptr) {
           forwarded |= protocols_->http3_forwarded(
               *this, l.socket.listen_index,
@@ -227,26 +217,20 @@ void WorkerLoop::takeHandedOver(Listener& l, msghdr& msg) {
   if ((msg.msg_flags & MSG_CTRUNC) != 0) {
     LOG_WARN("a handed-over connection was lost: no descriptor slot left (raise the fd limit)");
   }
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t k = 0; k < count; ++k) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-      // The front's word is not taken for the client's address; a descriptor that is not a
-      // connected TCP socket is not served at all.
-      PeerInfo peer;
-      peer.address_len = sizeof(peer.address);
-      if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer.address), &peer.address_len) != 0 ||
-          (peer.address.ss_family != AF_INET && peer.address.ss_family != AF_INET6)) {
-        ::close(fd);
-        continue;
-      }
-      peer.shared_hosts = l.socket.shared_hosts;
-      peer.handed_over = true;
-      admit(l, fd, peer);
+  ipc::forEachReceivedFd(msg, [&](int fd) {
+    // The front's word is not taken for the client's address; a descriptor that is not a
+    // connected TCP socket is not served at all.
+    PeerInfo peer;
+    peer.address_len = sizeof(peer.address);
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer.address), &peer.address_len) != 0 ||
+        (peer.address.ss_family != AF_INET && peer.address.ss_family != AF_INET6)) {
+      ::close(fd);
+      return;
     }
-  }
+    peer.shared_hosts = l.socket.shared_hosts;
+    peer.handed_over = true;
+    admit(l, fd, peer);
+  });
 }
 
 std::shared_ptr<const SharedHosts> WorkerLoop::sharedHosts(int listen_index) const {

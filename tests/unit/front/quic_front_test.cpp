@@ -85,16 +85,18 @@ class QuicFrontTest : public ::testing::Test {
     uint8_t buffer[4096];
     ssize_t n = ::recv(worker.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n <= 0) return std::nullopt;
-    auto d = ipc::decodeForwardedDatagram(std::span<const uint8_t>(buffer, static_cast<size_t>(n)));
-    EXPECT_TRUE(d.ok());
-    if (!d.ok()) return std::nullopt;
-    auto* local = reinterpret_cast<const sockaddr_in*>(&d->local);
-    auto* remote = reinterpret_cast<const sockaddr_in*>(&d->remote);
+    common::net::Datagram d;
+    common::Status decoded =
+        ipc::decodeForwardedDatagram(std::span<const uint8_t>(buffer, static_cast<size_t>(n)), d);
+    EXPECT_TRUE(decoded.ok()) << decoded.message();
+    if (!decoded.ok()) return std::nullopt;
+    auto* local = reinterpret_cast<const sockaddr_in*>(&d.local.storage);
+    auto* remote = reinterpret_cast<const sockaddr_in*>(&d.remote.storage);
     EXPECT_EQ(ntohl(local->sin_addr.s_addr), 0x7f000002u);
     EXPECT_EQ(ntohs(local->sin_port), 443);
     EXPECT_EQ(ntohl(remote->sin_addr.s_addr), static_cast<uint32_t>(INADDR_LOOPBACK));
-    EXPECT_EQ(d->ecn, 2);
-    return Bytes(d->payload.begin(), d->payload.end());
+    EXPECT_EQ(d.ecn, 2);
+    return Bytes(d.data, d.data + d.len);
   }
 
   static Bytes clientInitial(const Bytes& dcid, std::string_view name, uint64_t offset = 0,

@@ -266,20 +266,23 @@ TEST(QuicInitial, LongHeaderInvariants) {
 struct SplitHello {
   Bytes hello = quicClientHello("second.example", 1500);
   size_t cut = 1000;
-  Bytes first() const {
+  // The halves as packets; unpadded ones fit two in a datagram.
+  Initial firstPacket(size_t pad_to = 1200) const {
     Initial in;
     in.frames = cryptoFrame(0, std::span(hello).first(cut));
-    in.pad_to = 1200;
-    return seal(in);
+    in.pad_to = pad_to;
+    return in;
   }
-  Bytes second() const {
+  Initial secondPacket(size_t pad_to = 1200) const {
     Initial in;
     in.packet_number = 1;
     in.pn_length = 2;
     in.frames = cryptoFrame(cut, std::span(hello).subspan(cut));
-    in.pad_to = 1200;
-    return seal(in);
+    in.pad_to = pad_to;
+    return in;
   }
+  Bytes first() const { return seal(firstPacket()); }
+  Bytes second() const { return seal(secondPacket()); }
 };
 
 TEST(QuicInitial, AHelloSplitAcrossTwoDatagramsInOrder) {
@@ -316,11 +319,8 @@ TEST(QuicInitial, AHelloSplitAcrossTwoDatagramsOutOfOrder) {
 TEST(QuicInitial, TwoInitialsCoalescedInOneDatagram) {
   SplitHello split;
   split.cut = 300;
-  Initial a;
-  a.frames = cryptoFrame(0, std::span(split.hello).first(split.cut));
-  Initial b;
-  b.packet_number = 1;
-  b.frames = cryptoFrame(split.cut, std::span(split.hello).subspan(split.cut));
+  Initial a = split.firstPacket(0);
+  Initial b = split.secondPacket(0);
   Bytes datagram = concat({seal(a), seal(b)});
   ASSERT_GE(datagram.size(), 1200u);
   ASSERT_LE(datagram.size(), kMaxQuicDatagram);
@@ -480,11 +480,8 @@ TEST(QuicInitial, AFlippedCiphertextByteFailsAuthentication) {
 TEST(QuicInitial, ABadPacketBesideAGoodOneIsDroppedAlone) {
   SplitHello split;
   split.cut = 300;
-  Initial a;
-  a.frames = cryptoFrame(0, std::span(split.hello).first(split.cut));
-  Initial b;
-  b.packet_number = 1;
-  b.frames = cryptoFrame(split.cut, std::span(split.hello).subspan(split.cut));
+  Initial a = split.firstPacket(0);
+  Initial b = split.secondPacket(0);
   Bytes bad = seal(a);
   bad[bad.size() - 1] ^= 1;  // the tag
   std::array<uint8_t, kMaxQuicDatagram> scratch;

@@ -12,83 +12,94 @@
 namespace scalws::ipc {
 namespace {
 
-std::vector<uint8_t> message(const ForwardedDatagram& d, std::vector<uint8_t> payload) {
+using common::net::Datagram;
+using common::net::SocketAddress;
+
+std::vector<uint8_t> message(const Datagram& d, std::vector<uint8_t> payload) {
   std::vector<uint8_t> out(kForwardedHeader);
   EXPECT_TRUE(encodeForwardedHeader(d, out.data()));
   out.insert(out.end(), payload.begin(), payload.end());
   return out;
 }
 
+SocketAddress v4(const char* address, uint16_t port) {
+  SocketAddress a;
+  auto* in = reinterpret_cast<sockaddr_in*>(&a.storage);
+  in->sin_family = AF_INET;
+  in->sin_port = htons(port);
+  inet_pton(AF_INET, address, &in->sin_addr);
+  a.len = sizeof(sockaddr_in);
+  return a;
+}
+
+SocketAddress v6(const char* address, uint16_t port, uint32_t scope) {
+  SocketAddress a;
+  auto* in = reinterpret_cast<sockaddr_in6*>(&a.storage);
+  in->sin6_family = AF_INET6;
+  in->sin6_port = htons(port);
+  inet_pton(AF_INET6, address, &in->sin6_addr);
+  in->sin6_scope_id = scope;
+  a.len = sizeof(sockaddr_in6);
+  return a;
+}
+
 TEST(ForwardedDatagram, Ipv4RoundTrips) {
-  ForwardedDatagram d;
-  auto* remote = reinterpret_cast<sockaddr_in*>(&d.remote);
-  remote->sin_family = AF_INET;
-  remote->sin_port = htons(50123);
-  inet_pton(AF_INET, "192.0.2.7", &remote->sin_addr);
-  d.remote_len = sizeof(sockaddr_in);
-  auto* local = reinterpret_cast<sockaddr_in*>(&d.local);
-  local->sin_family = AF_INET;
-  local->sin_port = htons(443);
-  inet_pton(AF_INET, "198.51.100.1", &local->sin_addr);
-  d.local_len = sizeof(sockaddr_in);
+  Datagram d;
+  d.remote = v4("192.0.2.7", 50123);
+  d.local = v4("198.51.100.1", 443);
   d.ecn = 1;
   std::vector<uint8_t> m = message(d, {0xc0, 1, 2, 3});
   ASSERT_EQ(m.size(), kForwardedHeader + 4);
   EXPECT_EQ(m[0], 'Q');
-  auto back = decodeForwardedDatagram(m);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->remote_len, sizeof(sockaddr_in));
-  EXPECT_EQ(std::memcmp(&back->remote, &d.remote, sizeof(sockaddr_in)), 0);
-  EXPECT_EQ(std::memcmp(&back->local, &d.local, sizeof(sockaddr_in)), 0);
-  EXPECT_EQ(back->ecn, 1);
-  EXPECT_EQ(std::vector<uint8_t>(back->payload.begin(), back->payload.end()),
+  Datagram back;
+  common::Status decoded = decodeForwardedDatagram(m, back);
+  ASSERT_TRUE(decoded.ok()) << decoded.message();
+  EXPECT_EQ(back.remote.len, sizeof(sockaddr_in));
+  EXPECT_EQ(std::memcmp(&back.remote.storage, &d.remote.storage, sizeof(sockaddr_in)), 0);
+  EXPECT_EQ(std::memcmp(&back.local.storage, &d.local.storage, sizeof(sockaddr_in)), 0);
+  EXPECT_EQ(back.ecn, 1);
+  EXPECT_EQ(std::vector<uint8_t>(back.data, back.data + back.len),
             (std::vector<uint8_t>{0xc0, 1, 2, 3}));
+  EXPECT_EQ(back.data, m.data() + kForwardedHeader);  // read in place, not copied
 }
 
 TEST(ForwardedDatagram, Ipv6RoundTripsWithScopeIds) {
-  ForwardedDatagram d;
-  auto* remote = reinterpret_cast<sockaddr_in6*>(&d.remote);
-  remote->sin6_family = AF_INET6;
-  remote->sin6_port = htons(1);
-  inet_pton(AF_INET6, "fe80::1", &remote->sin6_addr);
-  remote->sin6_scope_id = 3;
-  d.remote_len = sizeof(sockaddr_in6);
-  auto* local = reinterpret_cast<sockaddr_in6*>(&d.local);
-  local->sin6_family = AF_INET6;
-  local->sin6_port = htons(65535);
-  inet_pton(AF_INET6, "2001:db8::2", &local->sin6_addr);
-  d.local_len = sizeof(sockaddr_in6);
+  Datagram d;
+  d.remote = v6("fe80::1", 1, 3);
+  d.local = v6("2001:db8::2", 65535, 0);
   d.ecn = 3;
-  auto back = decodeForwardedDatagram(message(d, {7}));
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  const auto* r = reinterpret_cast<const sockaddr_in6*>(&back->remote);
-  const auto* l = reinterpret_cast<const sockaddr_in6*>(&back->local);
-  EXPECT_EQ(back->remote_len, sizeof(sockaddr_in6));
+  std::vector<uint8_t> m = message(d, {7});
+  Datagram back;
+  common::Status decoded = decodeForwardedDatagram(m, back);
+  ASSERT_TRUE(decoded.ok()) << decoded.message();
+  const auto* r = reinterpret_cast<const sockaddr_in6*>(&back.remote.storage);
+  const auto* l = reinterpret_cast<const sockaddr_in6*>(&back.local.storage);
+  const auto* sent = reinterpret_cast<const sockaddr_in6*>(&d.remote.storage);
+  const auto* sent_local = reinterpret_cast<const sockaddr_in6*>(&d.local.storage);
+  EXPECT_EQ(back.remote.len, sizeof(sockaddr_in6));
   EXPECT_EQ(ntohs(r->sin6_port), 1);
   EXPECT_EQ(r->sin6_scope_id, 3u);
-  EXPECT_EQ(std::memcmp(&r->sin6_addr, &remote->sin6_addr, 16), 0);
+  EXPECT_EQ(std::memcmp(&r->sin6_addr, &sent->sin6_addr, 16), 0);
   EXPECT_EQ(ntohs(l->sin6_port), 65535);
-  EXPECT_EQ(std::memcmp(&l->sin6_addr, &local->sin6_addr, 16), 0);
-  EXPECT_EQ(back->ecn, 3);
+  EXPECT_EQ(std::memcmp(&l->sin6_addr, &sent_local->sin6_addr, 16), 0);
+  EXPECT_EQ(back.ecn, 3);
 }
 
 TEST(ForwardedDatagram, WhatIsNotOneIsRefused) {
-  ForwardedDatagram d;
+  Datagram d;
   uint8_t header[kForwardedHeader];
   EXPECT_FALSE(encodeForwardedHeader(d, header));  // no family
-  d.remote.ss_family = AF_INET;
-  d.remote_len = sizeof(sockaddr_in);
-  d.local.ss_family = AF_INET6;
-  d.local_len = sizeof(sockaddr_in6);
+  d.remote = v4("127.0.0.1", 1);
+  d.local = v6("::1", 2, 0);
   EXPECT_FALSE(encodeForwardedHeader(d, header));  // families differ
-  d.local.ss_family = AF_INET;
-  d.local_len = sizeof(sockaddr_in);
+  d.local = v4("127.0.0.1", 2);
   std::vector<uint8_t> good = message(d, {1});
-  EXPECT_TRUE(decodeForwardedDatagram(good).ok());
+  Datagram back;
+  EXPECT_TRUE(decodeForwardedDatagram(good, back).ok());
   auto refused = [&](size_t at, uint8_t value) {
     std::vector<uint8_t> bad = good;
     bad[at] = value;
-    return !decodeForwardedDatagram(bad).ok();
+    return !decodeForwardedDatagram(bad, back).ok();
   };
   EXPECT_TRUE(refused(0, 'C'));  // a hand-off's byte, or anything else
   EXPECT_TRUE(refused(1, 4));    // ECN is two bits
@@ -96,8 +107,8 @@ TEST(ForwardedDatagram, WhatIsNotOneIsRefused) {
   EXPECT_TRUE(refused(3, 1));
   // A header without a datagram, and a lone hand-off byte.
   EXPECT_FALSE(
-      decodeForwardedDatagram(std::span<const uint8_t>(good.data(), kForwardedHeader)).ok());
-  EXPECT_FALSE(decodeForwardedDatagram(std::span<const uint8_t>(good.data(), 1)).ok());
+      decodeForwardedDatagram(std::span<const uint8_t>(good.data(), kForwardedHeader), back).ok());
+  EXPECT_FALSE(decodeForwardedDatagram(std::span<const uint8_t>(good.data(), 1), back).ok());
 }
 
 }  // namespace
