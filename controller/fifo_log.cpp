@@ -48,7 +48,7 @@ common::Status FifoLog::open() {
 
 void FifoLog::close() {
   if (!fd_) return;
-  onReadable();
+  drain();
   watch_.close();
   fd_.reset();
   file_.reset();
@@ -60,7 +60,34 @@ void FifoLog::onReadable() {
     ssize_t n = ::read(fd_.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // EAGAIN: all read (no end of file: we hold a write end too)
-    append(std::string_view(buf, static_cast<size_t>(n)));
+    copyLines(std::string_view(buf, static_cast<size_t>(n)));
+  }
+}
+
+void FifoLog::drain() {
+  onReadable();
+  if (held_.empty()) return;
+  std::string last = std::move(held_);
+  held_.clear();
+  append(last);
+}
+
+void FifoLog::copyLines(std::string_view chunk) {
+  size_t end = chunk.rfind('\n');
+  if (end == std::string_view::npos) {
+    held_.append(chunk);
+  } else if (held_.empty()) {
+    append(chunk.substr(0, end + 1));
+    held_.assign(chunk.substr(end + 1));
+  } else {
+    held_.append(chunk.substr(0, end + 1));
+    append(held_);
+    held_.assign(chunk.substr(end + 1));
+  }
+  if (held_.size() > kMaxHeldLine) {  // no end in sight: copied in pieces after all
+    std::string piece = std::move(held_);
+    held_.clear();
+    append(piece);
   }
 }
 

@@ -5,6 +5,9 @@
 // the log file, e.g. php-fpm.log. When the log would pass `cap` bytes it is renamed to
 // LOG.1 (the previous .1 goes) and a new LOG starts: a child's log takes at most 2 x cap,
 // and no line is lost to the rotation (the controller is the only writer of the file).
+// A read from the FIFO can end inside a line: the controller copies whole lines, and holds
+// the piece until the rest arrives (up to kMaxHeldLine; a longer line is copied in pieces),
+// so a rotation never splits a line between LOG.1 and LOG.
 //
 // A FIFO rather than an anonymous pipe: an adopted child (left serving by a previous
 // controller) still holds the FIFO it opened, and its lines reach the new controller as
@@ -36,6 +39,7 @@ inline constexpr uint64_t kMinLogCap = 64 * 1024;
 inline constexpr uint64_t kDefaultPoolLogCap = 4 * 1024 * 1024;
 inline constexpr uint64_t kDefaultAppLogCap = 16 * 1024 * 1024;
 inline constexpr int kPipeBytes = 256 * 1024;  // the FIFO's buffer
+inline constexpr size_t kMaxHeldLine = 16 * 1024;
 
 class FifoLog {
  public:
@@ -50,14 +54,17 @@ class FifoLog {
   // FIFO would wait for a reader).
   common::Status open();
   void close();  // reads what is buffered first
-  // Copies what the FIFO holds now (before reading the log of a child that just exited).
-  void drain() { onReadable(); }
+  // Copies what the FIFO holds now, a last unfinished line too (before reading the log of
+  // a child that just exited).
+  void drain();
   bool isOpen() const { return static_cast<bool>(fd_); }
   const std::string& path() const { return log_path_; }
   uint64_t droppedBytes() const { return dropped_total_; }
 
   // Appends `data` to the log, rotating first when it would pass the cap (public for tests).
   void append(std::string_view data);
+  // What the FIFO gave: its whole lines are appended, an unfinished one is held.
+  void copyLines(std::string_view chunk);
 
  private:
   void onReadable();
@@ -71,6 +78,7 @@ class FifoLog {
   common::UniqueFd fd_;    // the FIFO, read-write
   common::UniqueFd file_;  // the log, append
   uint64_t size_ = 0;      // of the log
+  std::string held_;       // the start of a line whose end has not been read yet
   FdWatch watch_;
   bool failing_ = false;  // the last write failed (said once in the controller's log)
   uint64_t dropped_ = 0;  // since the last write that worked

@@ -1,5 +1,5 @@
 // FifoLog: a child's log copied from its FIFO to a capped, rotated file; readFileTail.
-// (A full disk is driven by tests/integration/test_controller_disk_full.py.)
+// (A full disk is driven by tests/integration/test_controller_state_disk.py.)
 #include "controller/fifo_log.h"
 
 #include <fcntl.h>
@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -48,11 +49,13 @@ TEST_F(FifoLogTest, CopiesWhatIsWrittenToTheFifo) {
   ASSERT_GE(w, 0);
   ASSERT_EQ(::write(w, "first line\nsecond", 17), 17);
   ::close(w);  // no end of file for the reader: it holds a write end itself
-  EXPECT_TRUE(loop_.runUntil([&] { return readFile(log()) == "first line\nsecond"; },
-                             std::chrono::seconds(5)));
+  // Whole lines only: "second" waits for its end, or for the close.
+  EXPECT_TRUE(
+      loop_.runUntil([&] { return readFile(log()) == "first line\n"; }, std::chrono::seconds(5)));
   EXPECT_TRUE(pl.isOpen());
   // Opened again (a new controller): the same FIFO, kept.
   pl.close();
+  EXPECT_EQ(readFile(log()), "first line\nsecond");
   FifoLog again(loop_.get(), "pool p", pipe(), log(), kMinLogCap);
   ASSERT_TRUE(again.open().ok());
   struct stat st2;
@@ -86,6 +89,39 @@ TEST_F(FifoLogTest, RotatesAtTheCapAndNeverTakesMoreThanTwice) {
   EXPECT_LE(sizeOf(log()), static_cast<off_t>(kMinLogCap));
   EXPECT_EQ(readFile(log()).back(), 'z');
   EXPECT_GT(pl.droppedBytes(), 0u);
+}
+
+TEST_F(FifoLogTest, ARotationNeverSplitsALineThatCameInTwoReads) {
+  FifoLog pl(loop_.get(), "app a", pipe(), log(), kMinLogCap);
+  // Reads cut at 1000 bytes, lines of 61: most reads end inside a line, one of them at
+  // the cap.
+  std::string text;
+  for (int i = 0; i < 1500; ++i) {
+    char line[64];
+    std::snprintf(line, sizeof(line), "line %04d %s\n", i, std::string(50, 'x').c_str());
+    text += line;
+  }
+  for (size_t at = 0; at < text.size(); at += 1000) {
+    pl.copyLines(std::string_view(text).substr(at, 1000));
+  }
+  std::string both = readFile(log() + ".1") + readFile(log());
+  EXPECT_EQ(both, text);
+  EXPECT_EQ(readFile(log() + ".1").back(), '\n');
+  EXPECT_LE(sizeOf(log() + ".1"), static_cast<off_t>(kMinLogCap));
+}
+
+TEST_F(FifoLogTest, AnUnfinishedLineWaitsForItsEndOrADrain) {
+  FifoLog pl(loop_.get(), "app a", pipe(), log(), kMinLogCap);
+  ASSERT_TRUE(pl.open().ok());
+  pl.copyLines("one\ntw");
+  EXPECT_EQ(readFile(log()), "one\n");
+  pl.copyLines("o\nthr");
+  EXPECT_EQ(readFile(log()), "one\ntwo\n");
+  pl.drain();  // the child is gone: its last words without a newline are kept too
+  EXPECT_EQ(readFile(log()), "one\ntwo\nthr");
+  // A line longer than what is held is copied in pieces rather than waiting forever.
+  pl.copyLines(std::string(kMaxHeldLine + 1, 'l'));
+  EXPECT_EQ(readFile(log()).size(), 11 + kMaxHeldLine + 1);
 }
 
 TEST_F(FifoLogTest, ACapBelowTheMinimumIsRaisedToIt) {
