@@ -413,6 +413,20 @@ Status AppCgroups::remove(const std::string& app) {
 
 std::optional<CgroupUsage> AppCgroups::usage(const std::string& path) const {
   CgroupUsage u;
+  if (usable()) {
+    std::istringstream in(readText(path + "/memory.stat"));
+    std::string k;
+    unsigned long long v = 0;
+    while (in >> k >> v) {
+      // Kernels before 5.9 count one "workingset_refault"; later ones split it.
+      if (k == "workingset_refault" || k == "workingset_refault_file" ||
+          k == "workingset_refault_anon") {
+        u.refaulted_pages += v;
+      } else if (k == "pgmajfault") {
+        u.major_faults = v;
+      }
+    }
+  }
   if (version_ == Version::kV2) {
     std::optional<uint64_t> current = readNumber(path + "/memory.current");
     if (!current) return std::nullopt;

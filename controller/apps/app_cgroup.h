@@ -56,6 +56,10 @@ struct CgroupUsage {
   uint64_t peak_bytes = 0;
   uint64_t limit_bytes = 0;
   uint64_t oom_kills = 0;
+  // From memory.stat (both versions): pages read back soon after they were evicted (the
+  // working set does not fit), and page faults that had to read from disk.
+  uint64_t refaulted_pages = 0;
+  uint64_t major_faults = 0;
 };
 
 class AppCgroups {

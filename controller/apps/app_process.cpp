@@ -49,6 +49,7 @@ AppProcess::AppProcess(uv_loop_t* loop, AppSpec spec, uint32_t index, AppProcess
       prepare_(std::move(prepare)),
       log_(log),
       cgroups_(cgroups),
+      thrash_(static_cast<uint64_t>(::sysconf(_SC_PAGESIZE))),
       child_(loop,
              SupervisedChildConfig{
                  .who = "app " + spec_.name + "[" + std::to_string(index_) + "]",
@@ -90,7 +91,8 @@ ipc::Json AppProcess::status() const {
   out["rss_bytes"] = pid > 0 ? rssBytes(pid) : 0;
   if (pid > 0) out["checked"] = processFacts(pid);
   if (!cgroup_.empty()) {
-    ipc::Json memory = {{"cgroup", cgroup_}, {"oom_kills", oom_kills_}};
+    ipc::Json memory = {
+        {"cgroup", cgroup_}, {"oom_kills", oom_kills_}, {"thrash_kills", thrash_kills_}};
     if (pid > 0) memory["in_cgroup"] = cgroups_.contains(cgroup_, pid);
     if (std::optional<CgroupUsage> u = cgroups_.usage(cgroup_)) {
       memory["limit_bytes"] = u->limit_bytes;
@@ -107,7 +109,10 @@ ipc::Json AppProcess::status() const {
 std::string AppProcess::memoryKill() {
   if (cgroup_.empty()) return "";
   std::optional<CgroupUsage> u = cgroups_.usage(cgroup_);
-  if (!u || u->oom_kills <= oom_seen_) return oom_group_killed_ ? "killed for memory" : "";
+  if (!u || u->oom_kills <= oom_seen_) {
+    if (!thrash_kill_.empty()) return thrash_kill_;
+    return oom_group_killed_ ? "killed for memory" : "";
+  }
   oom_kills_ += u->oom_kills - oom_seen_;
   oom_seen_ = u->oom_kills;
   return "killed for memory: its cgroup reached --memory " + mebibytes(spec_.memory_bytes) +
@@ -119,11 +124,25 @@ void AppProcess::checkMemory() {
   if (cgroup_.empty() || pid <= 0 || oom_group_killed_) return;
   if (state() != State::kRunning && state() != State::kStarting) return;
   std::optional<CgroupUsage> u = cgroups_.usage(cgroup_);
-  if (!u || u->oom_kills <= oom_seen_) return;
-  LOG_WARN(
-      "app %s[%u]: the OOM killer ended a process of its cgroup (--memory %s); ending "
-      "the rest (pid %d's group)",
-      spec_.name.c_str(), index_, mebibytes(spec_.memory_bytes).c_str(), static_cast<int>(pid));
+  if (!u) return;
+  if (u->oom_kills > oom_seen_) {
+    LOG_WARN(
+        "app %s[%u]: the OOM killer ended a process of its cgroup (--memory %s); ending "
+        "the rest (pid %d's group)",
+        spec_.name.c_str(), index_, mebibytes(spec_.memory_bytes).c_str(), static_cast<int>(pid));
+    oom_group_killed_ = true;
+    ::kill(-pid, SIGKILL);
+    return;
+  }
+  if (!thrash_.thrashing(*u)) return;
+  ++thrash_kills_;
+  thrash_kill_ = "killed for memory: its cgroup thrashed at --memory " +
+                 mebibytes(spec_.memory_bytes) + " for " + std::to_string(kThrashLooks) +
+                 " s, rereading " + mebibytes(thrash_.refaultedBytesPerLook()) +
+                 "/s of evicted pages without an OOM kill (" + std::to_string(thrash_kills_) +
+                 " thrash kill(s) so far)";
+  LOG_WARN("app %s[%u]: %s; ending pid %d's group", spec_.name.c_str(), index_,
+           thrash_kill_.c_str(), static_cast<int>(pid));
   oom_group_killed_ = true;
   ::kill(-pid, SIGKILL);
 }
@@ -176,6 +195,8 @@ Result<pid_t> AppProcess::launch() {
 // The cgroup a process of this spec is in: its OOM kills from now on are this process's.
 void AppProcess::watchCgroup() {
   oom_group_killed_ = false;
+  thrash_.reset();
+  thrash_kill_.clear();
   if (spec_.memory_bytes == 0) return;
   cgroup_ = cgroups_.pathOf(spec_.name, index_);
   std::optional<CgroupUsage> u = cgroups_.usage(cgroup_);

@@ -15,7 +15,9 @@
 // `failed`, with the last exit as the reason (`app restart` tries again). An exit after the
 // cgroup's OOM kill count rose is told as killed for memory. checkMemory() ends the whole
 // group once the OOM killer took one process of it (cgroup v1 kills one; v2's
-// memory.oom.group all), so the app restarts whole rather than limping on.
+// memory.oom.group all), so the app restarts whole rather than limping on, and ends it
+// too when its cgroup thrashes at the limit where the OOM killer does not act
+// (memory_thrash.h).
 // stop(): SIGTERM (gunicorn, uvicorn and Node end gracefully on it), SIGKILL to the group
 // kAppStopGraceMs later. leave(): lets go, the process keeps serving. The life cycle itself
 // (readiness, backoff, stop, adoption) is supervised_child.h's; this adds what is an app's.
@@ -30,6 +32,7 @@
 #include "common/status.h"
 #include "controller/apps/app_cgroup.h"
 #include "controller/apps/app_spec.h"
+#include "controller/apps/memory_thrash.h"
 #include "controller/fifo_log.h"
 #include "controller/restart_policy.h"
 #include "controller/supervised_child.h"
@@ -77,10 +80,10 @@ class AppProcess {
   const AppProcessPaths& paths() const { return paths_; }
   // {index, state, pid, restarts, last_exit, started_ms, adopted, socket, rss_bytes,
   //  checked: process_facts.h's reading of /proc/PID/status (while it runs),
-  //  memory: {cgroup, in_cgroup, limit_bytes, current_bytes, peak_bytes, oom_kills} (with
-  //  --memory)}
+  //  memory: {cgroup, in_cgroup, limit_bytes, current_bytes, peak_bytes, oom_kills,
+  //  thrash_kills} (with --memory)}
   ipc::Json status() const;
-  // Ends the process group when its cgroup's OOM kill count rose (see above).
+  // Ends the process group when its cgroup's OOM kill count rose or it thrashes (above).
   void checkMemory();
 
  private:
@@ -100,7 +103,10 @@ class AppProcess {
   uint64_t oom_seen_ = 0;   // the cgroup's OOM kill count already accounted for
   uint64_t oom_kills_ = 0;  // of this process's cgroup, since this controller watched it
   bool oom_group_killed_ = false;
-  SupervisedChild child_;  // last: its hooks use the members above
+  ThrashWatch thrash_;
+  uint64_t thrash_kills_ = 0;
+  std::string thrash_kill_;  // why checkMemory() ended it for thrashing, until it restarts
+  SupervisedChild child_;    // last: its hooks use the members above
 };
 
 }  // namespace scalws::controller

@@ -17,8 +17,9 @@ std::string pids(const Json& a) {
   return out.empty() ? "-" : out;
 }
 
-// "12.0 MiB used (peak 60.1 MiB) of 64.0 MiB, 1 OOM kill(s), cgroup PATH": the figures of
-// the process's cgroup, which count every process of it (gunicorn's workers too).
+// "12.0 MiB used (peak 60.1 MiB) of 64.0 MiB, 1 OOM kill(s)[, 1 thrash kill(s)], cgroup PATH":
+// the figures of the process's cgroup, which count every process of it (gunicorn's workers
+// too).
 std::string memoryLine(const Json& m) {
   std::string line;
   if (m.contains("current_bytes")) {
@@ -32,7 +33,10 @@ std::string memoryLine(const Json& m) {
   } else {
     line = "cgroup unreadable";
   }
-  line += ", " + text(m, "oom_kills") + " OOM kill(s), cgroup " + text(m, "cgroup");
+  line += ", " + text(m, "oom_kills") + " OOM kill(s)";
+  if (unsignedAt(m, "thrash_kills") != 0)
+    line += ", " + text(m, "thrash_kills") + " thrash kill(s)";
+  line += ", cgroup " + text(m, "cgroup");
   if (m.contains("in_cgroup") && !flag(m, "in_cgroup")) line += " (the process is NOT in it)";
   return line;
 }

@@ -166,9 +166,15 @@ TEST_F(AppCgroupsTest, ReadsEachVersionsFiguresAndOomKills) {
   cgroupDir(p1, {{"memory.usage_in_bytes", "1048576\n"},
                  {"memory.max_usage_in_bytes", "67104768\n"},
                  {"memory.limit_in_bytes", "67108864\n"},
-                 {"memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"}});
+                 {"memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"},
+                 {"memory.stat",
+                  "cache 7217152\nworkingset_refault_anon 3\nworkingset_refault_file 500\n"
+                  "pgfault 90\npgmajfault 41\ntotal_workingset_refault_file 999\n"
+                  "total_pgmajfault 999\n"}});
   std::optional<CgroupUsage> u = v1.usage(dir_.path() + p1);
   ASSERT_TRUE(u);
+  EXPECT_EQ(u->refaulted_pages, 503u);  // its own, not its children's totals
+  EXPECT_EQ(u->major_faults, 41u);
   EXPECT_EQ(u->current_bytes, 1048576u);
   EXPECT_EQ(u->peak_bytes, 67104768u);
   EXPECT_EQ(u->limit_bytes, 67108864u);
@@ -184,9 +190,12 @@ TEST_F(AppCgroupsTest, ReadsEachVersionsFiguresAndOomKills) {
   std::string p2 = "/sys/fs/cgroup/b/s/a/0";
   cgroupDir(p2, {{"memory.current", "4096\n"},
                  {"memory.max", "max\n"},
-                 {"memory.events", "low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\noom_group_kill 1\n"}});
+                 {"memory.events", "low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\noom_group_kill 1\n"},
+                 {"memory.stat", "anon 4096\nworkingset_refault 12\npgmajfault 5\n"}});
   u = v2.usage(dir_.path() + p2);
   ASSERT_TRUE(u);
+  EXPECT_EQ(u->refaulted_pages, 12u);  // a kernel before 5.9: one refault count
+  EXPECT_EQ(u->major_faults, 5u);
   EXPECT_EQ(u->current_bytes, 4096u);
   EXPECT_EQ(u->limit_bytes, 0u);
   EXPECT_EQ(u->peak_bytes, 0u);  // memory.peak is newer than some kernels
