@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/net/listen_socket.h"
+#include "tests/unit/front/route_with_channels.h"
 
 namespace scalws::front {
 namespace {
@@ -55,21 +56,11 @@ class FrontLoopTest : public ::testing::Test {
 
   // An instance with `channels` worker loops; returns the worker ends.
   std::vector<common::UniqueFd> route(const std::string& instance, std::vector<std::string> names,
-                                      bool is_default, size_t channels) {
-    auto r = std::make_shared<InstanceRoute>();
-    r->instance = instance;
-    r->names = std::move(names);
-    r->is_default = is_default;
-    std::vector<common::UniqueFd> workers;
-    for (size_t i = 0; i < channels; ++i) {
-      int fds[2];
-      EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds), 0);
-      r->channels.emplace_back(fds[0]);
-      r->channel_ids.push_back({0, static_cast<uint32_t>(i)});
-      workers.emplace_back(fds[1]);
-    }
-    front_->setRoutes(RouteTable::with(front_->routes(), r));
-    return workers;
+                                      bool is_default, uint32_t channels) {
+    test::RouteWithChannels r =
+        test::routeWithChannels(instance, std::move(names), is_default, channels);
+    front_->setRoutes(RouteTable::with(front_->routes(), r.route));
+    return std::move(r.workers);
   }
 
   int connect() {

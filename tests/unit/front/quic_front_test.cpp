@@ -15,6 +15,7 @@
 #include "common/net/listen_socket.h"
 #include "ipc/forwarded_datagram.h"
 #include "tests/unit/front/quic_test_client.h"
+#include "tests/unit/front/route_with_channels.h"
 
 namespace scalws::front {
 namespace {
@@ -44,21 +45,11 @@ class QuicFrontTest : public ::testing::Test {
   // An instance with `loops` worker loops of slot 0; returns the worker ends.
   std::vector<common::UniqueFd> route(const std::string& instance, std::vector<std::string> names,
                                       bool is_default, uint32_t loops) {
-    auto r = std::make_shared<InstanceRoute>();
-    r->instance = instance;
-    r->names = std::move(names);
-    r->is_default = is_default;
-    std::vector<common::UniqueFd> workers;
-    for (uint32_t i = 0; i < loops; ++i) {
-      int fds[2];
-      EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds), 0);
-      r->channels.emplace_back(fds[0]);
-      r->channel_ids.push_back({0, i});
-      workers.emplace_back(fds[1]);
-    }
-    routes_ = RouteTable::with(*routes_, r);
+    test::RouteWithChannels r =
+        test::routeWithChannels(instance, std::move(names), is_default, loops);
+    routes_ = RouteTable::with(*routes_, r.route);
     front_->setRoutes(routes_);
-    return workers;
+    return std::move(r.workers);
   }
 
   void dispatch(const Bytes& bytes, uint16_t client_port = 40000, uint64_t now_ms = 1000) {
