@@ -43,6 +43,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/net/datagram.h"
 #include "front/client_hello.h"
 
 namespace scalws::front {
@@ -51,7 +52,7 @@ inline constexpr uint32_t kQuicVersion1 = 0x00000001;
 inline constexpr uint32_t kQuicVersion2 = 0x6b3343cf;
 // A client's datagrams are at least 1200 bytes and in practice at most a path MTU; a
 // larger one is refused rather than decrypted, so the scratch buffer has a fixed size.
-inline constexpr size_t kMaxQuicDatagram = 2048;
+using common::net::kMaxQuicDatagram;
 inline constexpr size_t kMaxConnectionId = 20;  // RFC 9000 §17.2, for v1 and v2
 // CRYPTO frames per datagram (Chrome splits its ClientHello into a few, in random order).
 inline constexpr size_t kMaxCryptoFragments = 64;

@@ -10,6 +10,11 @@
 
 namespace scalws::common::net {
 
+// The largest datagram a QUIC endpoint here reads, past the 1500-byte Ethernet MTU with
+// room to spare; larger ones are dropped. The front and the worker size their buffers
+// (and the channel between them) by it.
+inline constexpr size_t kMaxQuicDatagram = 2048;
+
 struct SocketAddress {
   sockaddr_storage storage{};
   socklen_t len = 0;

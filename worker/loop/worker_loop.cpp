@@ -22,9 +22,9 @@ constexpr size_t kAcceptBatch = 64;
 // A front sends one descriptor per message; room for a few lets a batching sender work
 // and keeps what a wrong sender attaches from being truncated silently.
 constexpr size_t kHandoffFdsPerMessage = 8;
-// The largest QUIC datagram a front passes on (quic::UdpSocket::kMaxDatagram), with its
-// header: the room each message of a hand-off channel gets.
-constexpr size_t kChannelMessage = ipc::kForwardedHeader + 2048;
+// The largest QUIC datagram a front passes on, with its header: the room each message of
+// a hand-off channel gets.
+constexpr size_t kChannelMessage = ipc::kForwardedHeader + common::net::kMaxQuicDatagram;
 // Messages per recvmmsg on a channel that carries datagrams.
 constexpr size_t kChannelBatch = 16;
 constexpr uint64_t kRejectHoldMs = 200;

@@ -30,8 +30,7 @@ struct UdpSocketStats {
 class UdpSocket final : public DatagramSender {
  public:
   static constexpr size_t kBatch = 32;
-  // Past the 1500-byte Ethernet MTU with room to spare; larger datagrams are dropped.
-  static constexpr size_t kMaxDatagram = 2048;
+  static constexpr size_t kMaxDatagram = common::net::kMaxQuicDatagram;
 
   explicit UdpSocket(int fd);
   UdpSocket(const UdpSocket&) = delete;
