@@ -7,16 +7,6 @@
 namespace scalws::ipc {
 namespace {
 
-void putPort(uint8_t* out, uint16_t port_network_order) {
-  uint16_t host = ntohs(port_network_order);
-  out[0] = static_cast<uint8_t>(host >> 8);
-  out[1] = static_cast<uint8_t>(host);
-}
-
-uint16_t getPort(const uint8_t* in) {
-  return htons(static_cast<uint16_t>((in[0] << 8) | in[1]));
-}
-
 // One address into its port, address and scope slots; false for another family.
 bool putAddress(const sockaddr_storage& addr, socklen_t len, int family, uint8_t* port,
                 uint8_t* address, uint8_t* scope) {
@@ -24,13 +14,13 @@ bool putAddress(const sockaddr_storage& addr, socklen_t len, int family, uint8_t
   if (family == AF_INET) {
     if (len < sizeof(sockaddr_in)) return false;
     const auto* v4 = reinterpret_cast<const sockaddr_in*>(&addr);
-    putPort(port, v4->sin_port);
+    std::memcpy(port, &v4->sin_port, 2);  // network order on the wire too
     std::memcpy(address, &v4->sin_addr, 4);
     return true;
   }
   if (len < sizeof(sockaddr_in6)) return false;
   const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&addr);
-  putPort(port, v6->sin6_port);
+  std::memcpy(port, &v6->sin6_port, 2);
   std::memcpy(address, &v6->sin6_addr, 16);
   std::memcpy(scope, &v6->sin6_scope_id, 4);
   return true;
@@ -42,13 +32,13 @@ socklen_t getAddress(int family, const uint8_t* port, const uint8_t* address, co
   if (family == AF_INET) {
     auto* v4 = reinterpret_cast<sockaddr_in*>(&out);
     v4->sin_family = AF_INET;
-    v4->sin_port = getPort(port);
+    std::memcpy(&v4->sin_port, port, 2);
     std::memcpy(&v4->sin_addr, address, 4);
     return sizeof(sockaddr_in);
   }
   auto* v6 = reinterpret_cast<sockaddr_in6*>(&out);
   v6->sin6_family = AF_INET6;
-  v6->sin6_port = getPort(port);
+  std::memcpy(&v6->sin6_port, port, 2);
   std::memcpy(&v6->sin6_addr, address, 16);
   std::memcpy(&v6->sin6_scope_id, scope, 4);
   return sizeof(sockaddr_in6);

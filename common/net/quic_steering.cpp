@@ -59,10 +59,14 @@ Status attachSteeringProgram(int fd) {
   return attachProgram(fd, steeringProgram());
 }
 
-Result<UniqueFd> bindSharedGroupSocket(const config::ListenConfig& listen) {
+namespace {
+
+// A UDP socket of the listen address's reuseport group, carrying `program` for the group.
+Result<UniqueFd> bindWithProgram(const config::ListenConfig& listen,
+                                 std::vector<sock_filter> program) {
   Result<UniqueFd> fd = bindUdpSocket(listen);
   if (!fd.ok()) return fd.status();
-  Status attached = attachProgram(fd->get(), firstSocketProgram());
+  Status attached = attachProgram(fd->get(), std::move(program));
   if (!attached.ok()) {
     return internalError(listen.where.toString() + ": " + listen.address +
                          " (UDP): " + attached.message());
@@ -70,17 +74,16 @@ Result<UniqueFd> bindSharedGroupSocket(const config::ListenConfig& listen) {
   return fd;
 }
 
+}  // namespace
+
+Result<UniqueFd> bindSharedGroupSocket(const config::ListenConfig& listen) {
+  return bindWithProgram(listen, firstSocketProgram());
+}
+
 Result<UniqueFd> bindSteeredSocket(const config::ListenConfig& listen) {
-  Result<UniqueFd> fd = bindUdpSocket(listen);
-  if (!fd.ok()) return fd.status();
   // Attaching again replaces the group's program with the same one: every socket can carry
   // it, so whichever binds first sets it up.
-  Status attached = attachSteeringProgram(fd->get());
-  if (!attached.ok()) {
-    return internalError(listen.where.toString() + ": " + listen.address +
-                         " (UDP): " + attached.message());
-  }
-  return fd;
+  return bindWithProgram(listen, steeringProgram());
 }
 
 }  // namespace scalws::common::net
