@@ -1,14 +1,13 @@
 #include "front/quic_initial.h"
 
-#include <openssl/core_names.h>
 #include <openssl/evp.h>
-#include <openssl/kdf.h>
-#include <openssl/params.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <memory>
+
+#include "common/hkdf.h"
 
 namespace scalws::front {
 // A unity build shares this anonymous namespace with the folder's other files: names here
@@ -111,45 +110,13 @@ bool readInvariants(PacketReader& r, Invariants& out) {
   return !r.failed();
 }
 
-struct KdfCtxFree {
-  void operator()(EVP_KDF_CTX* c) const { EVP_KDF_CTX_free(c); }
-};
 struct CipherCtxFree {
   void operator()(EVP_CIPHER_CTX* c) const { EVP_CIPHER_CTX_free(c); }
 };
-using KdfCtx = std::unique_ptr<EVP_KDF_CTX, KdfCtxFree>;
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxFree>;
 
-KdfCtx newHkdf() {
-  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
-  if (kdf == nullptr) return nullptr;
-  KdfCtx ctx(EVP_KDF_CTX_new(kdf));
-  EVP_KDF_free(kdf);
-  return ctx;
-}
-
-// One HKDF step with SHA-256: `mode` extract-only (key = IKM) or expand-only (key = PRK).
-bool hkdfStep(EVP_KDF_CTX* ctx, int mode, std::span<const uint8_t> key,
-              std::span<const uint8_t> salt_or_info, std::span<uint8_t> out) {
-  char digest[] = "SHA256";
-  // OpenSSL's parameters are not const; it only reads these.
-  auto octets = [](const char* name, std::span<const uint8_t> bytes) {
-    return OSSL_PARAM_construct_octet_string(name, const_cast<uint8_t*>(bytes.data()),
-                                             bytes.size());
-  };
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
-      OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
-      octets(OSSL_KDF_PARAM_KEY, key),
-      octets(mode == EVP_KDF_HKDF_MODE_EXTRACT_ONLY ? OSSL_KDF_PARAM_SALT : OSSL_KDF_PARAM_INFO,
-             salt_or_info),
-      OSSL_PARAM_construct_end(),
-  };
-  return EVP_KDF_derive(ctx, out.data(), out.size(), params) == 1;
-}
-
 // RFC 8446 §7.1 HKDF-Expand-Label with an empty context.
-bool expandLabel(EVP_KDF_CTX* ctx, std::span<const uint8_t> secret, std::string_view label,
+bool expandLabel(common::HkdfSha256& hkdf, std::span<const uint8_t> secret, std::string_view label,
                  std::span<uint8_t> out) {
   static constexpr std::string_view kPrefix = "tls13 ";
   uint8_t info[2 + 1 + 255 + 1];
@@ -162,7 +129,7 @@ bool expandLabel(EVP_KDF_CTX* ctx, std::span<const uint8_t> secret, std::string_
   std::memcpy(info + n, label.data(), label.size());
   n += label.size();
   info[n++] = 0;
-  return hkdfStep(ctx, EVP_KDF_HKDF_MODE_EXPAND_ONLY, secret, {info, n}, out);
+  return hkdf.expand(secret, {info, n}, out);
 }
 
 // The packet-number bytes' mask from the sample (RFC 9001 §5.4.3, AES-128-ECB).
@@ -337,18 +304,17 @@ std::optional<InitialKeys> deriveClientInitialKeys(uint32_t version,
                                                    std::span<const uint8_t> dcid) {
   if (!knownVersion(version)) return std::nullopt;
   bool v2 = version == kQuicVersion2;
-  KdfCtx ctx = newHkdf();
-  if (!ctx) return std::nullopt;
+  common::HkdfSha256 hkdf;
   uint8_t initial_secret[32];
   uint8_t client_secret[32];
   InitialKeys keys;
-  bool ok = hkdfStep(ctx.get(), EVP_KDF_HKDF_MODE_EXTRACT_ONLY, dcid,
-                     v2 ? std::span<const uint8_t>(kSaltV2) : std::span<const uint8_t>(kSaltV1),
-                     initial_secret) &&
-            expandLabel(ctx.get(), initial_secret, "client in", client_secret) &&
-            expandLabel(ctx.get(), client_secret, v2 ? "quicv2 key" : "quic key", keys.key) &&
-            expandLabel(ctx.get(), client_secret, v2 ? "quicv2 iv" : "quic iv", keys.iv) &&
-            expandLabel(ctx.get(), client_secret, v2 ? "quicv2 hp" : "quic hp", keys.hp);
+  bool ok =
+      hkdf.extract(dcid, v2 ? std::span<const uint8_t>(kSaltV2) : std::span<const uint8_t>(kSaltV1),
+                   initial_secret) &&
+      expandLabel(hkdf, initial_secret, "client in", client_secret) &&
+      expandLabel(hkdf, client_secret, v2 ? "quicv2 key" : "quic key", keys.key) &&
+      expandLabel(hkdf, client_secret, v2 ? "quicv2 iv" : "quic iv", keys.iv) &&
+      expandLabel(hkdf, client_secret, v2 ? "quicv2 hp" : "quic hp", keys.hp);
   if (!ok) return std::nullopt;
   return keys;
 }

@@ -38,6 +38,23 @@ TEST(HkdfTest, MatchesRfc5869TestCase1) {
             "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865");
 }
 
+// The same case in its two steps, on one context: the PRK of A.1, then the OKM from it.
+TEST(HkdfTest, ExtractThenExpandGivesRfc5869TestCase1) {
+  std::vector<uint8_t> ikm(22, 0x0b);
+  std::vector<uint8_t> salt = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
+                               0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c};
+  std::vector<uint8_t> info = {0xf0, 0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9};
+  HkdfSha256 hkdf;
+  ASSERT_TRUE(hkdf.available());
+  std::vector<uint8_t> prk(32);
+  ASSERT_TRUE(hkdf.extract(ikm, salt, std::span<uint8_t, 32>(prk.data(), 32)));
+  EXPECT_EQ(hkdfHex(prk), "077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5");
+  std::vector<uint8_t> okm(42);
+  ASSERT_TRUE(hkdf.expand(prk, info, okm));
+  EXPECT_EQ(hkdfHex(okm),
+            "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865");
+}
+
 // RFC 5869 Appendix A.3 (zero-length salt and info).
 TEST(HkdfTest, MatchesRfc5869TestCase3WithEmptySaltAndInfo) {
   std::string ikm(22, '\x0b');
