@@ -27,7 +27,8 @@ SessionSettings Connection::settingsFor(const ConfigSnapshot& snapshot) {
 Connection::Connection(WorkerLoop& loop, std::unique_ptr<Transport> transport, const PeerInfo& peer)
     : SocketConnection(loop, std::move(transport), peer),
       snapshots_(loop.snapshot()),
-      session_(*this, settingsFor(*loop.snapshot()), loop.date(), loop.buffers()),
+      session_(*this, settingsFor(*loop.snapshot()), loop.date(), loop.buffers(),
+               &loop.codecMemory()),
       high_water_(settingsFor(*loop.snapshot()).output_high_water) {}
 
 Connection::~Connection() = default;

@@ -22,7 +22,7 @@ Session& self(void* p) {
 }  // namespace
 
 Session::Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date,
-                 BufferPool& pool)
+                 BufferPool& pool, CodecMemory* memory)
     : owner_(owner), settings_(settings), date_(date), pool_(pool), flood_(settings.flood) {
   nghttp2_session_callbacks* cb = nullptr;
   if (nghttp2_session_callbacks_new(&cb) != 0) return;
@@ -52,7 +52,10 @@ Session::Session(SessionOwner& owner, const SessionSettings& settings, common::D
   // Our own FloodGuard counts resets first; nghttp2's bucket stays as a looser backstop.
   nghttp2_option_set_stream_reset_rate_limit(opt, 2 * settings.flood.reset_burst,
                                              2 * settings.flood.resets_per_second);
-  int rv = nghttp2_session_server_new2(&session_, cb, this, opt);
+  nghttp2_mem mem{memory, &CodecMemory::mallocFn, &CodecMemory::freeFn, &CodecMemory::callocFn,
+                  &CodecMemory::reallocFn};
+  int rv =
+      nghttp2_session_server_new3(&session_, cb, this, opt, memory != nullptr ? &mem : nullptr);
   nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
   if (rv != 0) {

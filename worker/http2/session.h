@@ -36,6 +36,7 @@
 #include "worker/http2/frame_checker.h"
 #include "worker/http2/stream.h"
 #include "worker/net/byte_queue.h"
+#include "worker/net/codec_memory.h"
 
 namespace scalws::worker::http2 {
 
@@ -53,9 +54,10 @@ using SessionOwner = StreamOwner<Stream>;
 
 class Session {
  public:
-  // `pool`: the loop's blocks, for the streams' response bodies.
+  // `pool`: the loop's blocks, for the streams' response bodies. `memory`: what nghttp2
+  // allocates from (the loop's; null: malloc).
   Session(SessionOwner& owner, const SessionSettings& settings, common::DateCache& date,
-          BufferPool& pool);
+          BufferPool& pool, CodecMemory* memory = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

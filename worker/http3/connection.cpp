@@ -33,7 +33,7 @@ Connection::Connection(Listener& listener, std::shared_ptr<const quic::TlsContex
     : listener_(listener),
       loop_(listener.loop()),
       session_(*this, transport_, settingsFor(*listener.loop().snapshot()), loop_.date(),
-               loop_.buffers()),
+               loop_.buffers(), &loop_.codecMemory()),
       transport_(session_, listener.endpoint(), std::move(tls), settings),
       snapshots_(loop_.snapshot()) {
   timer_.data = this;

@@ -88,13 +88,18 @@ const nghttp3_data_reader* Session::bodyReader() {
 }
 
 Session::Session(SessionOwner& owner, quic::Connection& transport, const SessionSettings& settings,
-                 common::DateCache& date, BufferPool& buffers)
+                 common::DateCache& date, BufferPool& buffers, CodecMemory* memory)
     : owner_(owner),
       transport_(transport),
       settings_(settings),
       date_(date),
       buffers_(buffers),
-      resets_(settings.reset_burst, settings.resets_per_second) {}
+      resets_(settings.reset_burst, settings.resets_per_second) {
+  if (memory != nullptr) {
+    memory_ = nghttp3_mem{memory, &CodecMemory::mallocFn, &CodecMemory::freeFn,
+                          &CodecMemory::callocFn, &CodecMemory::reallocFn};
+  }
+}
 
 Session::~Session() {
   // Header buffers the streams still hold came from nghttp3's allocator: give them back
@@ -121,7 +126,8 @@ bool Session::onSendKeysReady() noexcept {
   settings.max_field_section_size = settings_.max_field_section;
   settings.qpack_max_dtable_capacity = settings_.qpack_dtable;
   settings.qpack_blocked_streams = settings_.qpack_blocked_streams;
-  if (nghttp3_conn_server_new(&conn_, &cb, &settings, nullptr, this) != 0) {
+  const nghttp3_mem* mem = memory_.malloc != nullptr ? &memory_ : nullptr;
+  if (nghttp3_conn_server_new(&conn_, &cb, &settings, mem, this) != 0) {
     conn_ = nullptr;
     return false;
   }

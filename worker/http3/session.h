@@ -31,6 +31,7 @@
 #include "worker/http2/flood_guard.h"
 #include "worker/http3/stream.h"
 #include "worker/net/buffer_pool.h"
+#include "worker/net/codec_memory.h"
 #include "worker/quic/application.h"
 #include "worker/quic/connection.h"
 
@@ -49,8 +50,9 @@ using SessionOwner = StreamOwner<Stream>;
 
 class Session final : public quic::Application {
  public:
+  // `memory`: what nghttp3 allocates from (the loop's; null: malloc).
   Session(SessionOwner& owner, quic::Connection& transport, const SessionSettings& settings,
-          common::DateCache& date, BufferPool& buffers);
+          common::DateCache& date, BufferPool& buffers, CodecMemory* memory = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -111,6 +113,7 @@ class Session final : public quic::Application {
   SessionSettings settings_;
   common::DateCache& date_;
   BufferPool& buffers_;
+  nghttp3_mem memory_{};  // nghttp3 keeps a pointer to it
   nghttp3_conn* conn_ = nullptr;
   http2::TokenBucket resets_;
   uint64_t now_ms_ = 0;

@@ -28,6 +28,7 @@
 #include "worker/metrics/metrics_area.h"
 #include "worker/metrics/process_stats.h"
 #include "worker/net/buffer_pool.h"
+#include "worker/net/codec_memory.h"
 
 namespace scalws::worker {
 
@@ -97,6 +98,7 @@ class WorkerLoop {
   uv_loop_t* uv() const { return uv_; }
   const std::shared_ptr<const ConfigSnapshot>& snapshot() const { return snapshot_; }
   BufferPool& buffers() { return buffers_; }
+  CodecMemory& codecMemory() { return codec_memory_; }
   // Where client connections watch their sockets.
   SocketPoller& poller() { return poller_; }
   common::DateCache& date() { return date_; }
@@ -183,6 +185,7 @@ class WorkerLoop {
   uint64_t turn_ = 1;
   uv_prepare_t turn_prepare_{};
 
+  CodecMemory codec_memory_;  // before everything that holds a protocol session
   BufferPool buffers_;
   SocketPoller poller_;
   common::DateCache date_;

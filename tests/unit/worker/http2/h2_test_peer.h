@@ -178,7 +178,7 @@ class TestOwner final : public SessionOwner {
 class SessionHarness {
  public:
   explicit SessionHarness(const SessionSettings& settings = {})
-      : session(owner, settings, date, pool), out(pool) {}
+      : session(owner, settings, date, pool, &memory), out(pool) {}
 
   bool feed(const std::string& bytes) {
     bool ok = session.receive(bytes.data(), bytes.size(), now_ms);
@@ -204,6 +204,7 @@ class SessionHarness {
   TestOwner owner;
   common::DateCache date;
   BufferPool pool;
+  CodecMemory memory;  // as a worker's loop gives nghttp2
   Session session;
   ByteQueue out;
   StringTransport transport;

@@ -59,8 +59,8 @@ struct H3Connection final : quic::EndpointConnection {
   quic::Endpoint& endpoint;
   Recorder& out;
   H3Connection(Owner& owner, quic::Endpoint& ep, std::shared_ptr<const quic::TlsContext> tls,
-               Recorder& recorder, common::DateCache& date, BufferPool& pool)
-      : session(owner, conn, SessionSettings{}, date, pool),
+               Recorder& recorder, common::DateCache& date, BufferPool& pool, CodecMemory& memory)
+      : session(owner, conn, SessionSettings{}, date, pool, &memory),
         conn(session, ep, std::move(tls), quic::ConnectionSettings{}),
         endpoint(ep),
         out(recorder) {}
@@ -88,7 +88,8 @@ class SessionTest : public ::testing::Test, private quic::ConnectionFactory {
   bool admitsConnection() noexcept override { return true; }
   quic::EndpointConnection* createConnection(
       const quic::Connection::Start& start) noexcept override {
-    auto c = std::make_unique<H3Connection>(owner_, endpoint_, tls_.quic, recorder_, date_, pool_);
+    auto c = std::make_unique<H3Connection>(owner_, endpoint_, tls_.quic, recorder_, date_, pool_,
+                                            memory_);
     if (!c->conn.start(start)) return nullptr;
     connections_.push_back(std::move(c));
     return connections_.back().get();
@@ -183,6 +184,7 @@ class SessionTest : public ::testing::Test, private quic::ConnectionFactory {
   Recorder recorder_;
   common::DateCache date_;
   BufferPool pool_;
+  CodecMemory memory_;  // as a worker's loop gives nghttp3
   Owner owner_;
   quic::Endpoint endpoint_;
   sockaddr_in server_ = addressOf("127.0.0.1", 4433);
