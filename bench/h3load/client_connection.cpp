@@ -168,6 +168,10 @@ bool ClientConnection::start(uint64_t now) {
   }
   local_len_ = sizeof(local_);
   getsockname(fd_, reinterpret_cast<sockaddr*>(&local_), &local_len_);
+  if (target_.gro) {
+    int one = 1;
+    gro_ = ::setsockopt(fd_, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+  }
   if (gnutls_certificate_allocate_credentials(&cred_) != 0 ||
       gnutls_init(&session_, GNUTLS_CLIENT) != 0 ||
       ngtcp2_crypto_gnutls_configure_client_session(session_) != 0 ||
@@ -312,25 +316,48 @@ void ClientConnection::onReadable(uint64_t now) {
   now_ = now;
   uint8_t buf[65536];
   for (int i = 0; i < 64 && !closed_; ++i) {
-    ssize_t n = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
+    iovec iov{buf, sizeof(buf)};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = gro_ ? control : nullptr;
+    msg.msg_controllen = gro_ ? sizeof(control) : 0;
+    ssize_t n = ::recvmsg(fd_, &msg, MSG_DONTWAIT);
     if (n < 0) break;
-    ngtcp2_path path{{reinterpret_cast<sockaddr*>(&local_), local_len_},
-                     {reinterpret_cast<sockaddr*>(&target_.address), target_.address_len},
-                     nullptr};
-    ngtcp2_pkt_info pi{};
-    int rv = ngtcp2_conn_read_pkt(conn_, &path, &pi, buf, static_cast<size_t>(n), now);
-    if (rv != 0) {
-      ngtcp2_connection_close_error err;
-      ngtcp2_conn_get_connection_close_error(conn_, &err);
-      char code[32];
-      std::snprintf(code, sizeof(code), "0x%llx", static_cast<unsigned long long>(err.error_code));
-      fail(rv == NGTCP2_ERR_DRAINING ? std::string("closed by the server (error ") + code + ")"
-                                     : std::string("read: ") + ngtcp2_strerror(rv));
-      return;
+    // With UDP_GRO, one read may hold a train of datagrams of `segment` bytes each (the
+    // last may be shorter).
+    size_t segment = static_cast<size_t>(n);
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+        int size = 0;
+        std::memcpy(&size, CMSG_DATA(c), sizeof(size));
+        if (size > 0) segment = static_cast<size_t>(size);
+      }
+    }
+    for (size_t off = 0; off < static_cast<size_t>(n) && !closed_; off += segment) {
+      size_t len = std::min(segment, static_cast<size_t>(n) - off);
+      if (!readPacket(buf + off, len, now)) return;
     }
   }
   fillRequests(now);
   write(now);
+}
+
+bool ClientConnection::readPacket(const uint8_t* data, size_t len, uint64_t now) {
+  ngtcp2_path path{{reinterpret_cast<sockaddr*>(&local_), local_len_},
+                   {reinterpret_cast<sockaddr*>(&target_.address), target_.address_len},
+                   nullptr};
+  ngtcp2_pkt_info pi{};
+  int rv = ngtcp2_conn_read_pkt(conn_, &path, &pi, data, len, now);
+  if (rv == 0) return true;
+  ngtcp2_connection_close_error err;
+  ngtcp2_conn_get_connection_close_error(conn_, &err);
+  char code[32];
+  std::snprintf(code, sizeof(code), "0x%llx", static_cast<unsigned long long>(err.error_code));
+  fail(rv == NGTCP2_ERR_DRAINING ? std::string("closed by the server (error ") + code + ")"
+                                 : std::string("read: ") + ngtcp2_strerror(rv));
+  return false;
 }
 
 void ClientConnection::onTimer(uint64_t now) {

@@ -3,10 +3,13 @@
 // requests or a duration; prints h2load's summary lines (so bench.py reads both alike)
 // plus latency percentiles.
 //
-//   scalws-h3load [-c N] [-m M] [-n REQUESTS | -D SECONDS] [--sni NAME] [--reset] URL...
+//   scalws-h3load [-c N] [-m M] [-n REQUESTS | -D SECONDS] [--sni NAME] [--reset] [--no-gro]
+//                 URL...
 //
 // --reset cancels every request right after sending it (RESET_STREAM + STOP_SENDING):
 // the rapid-reset pattern, for the server's flood defences, not for measuring.
+// --no-gro reads one datagram per call instead of asking the kernel for UDP_GRO trains; on
+// loopback the server then also pays for splitting its GSO trains (bench/README.md).
 // Exit status 0 when every request got a 2xx answer.
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -42,6 +45,7 @@ struct Options {
   uint64_t requests = 1;
   double duration = 0;  // seconds; 0: run `requests`
   bool reset = false;
+  bool gro = true;
   std::string sni;
   std::vector<std::string> urls;
 };
@@ -49,7 +53,7 @@ struct Options {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "scalws-h3load: %s\nusage: scalws-h3load [-c N] [-m M] [-n REQUESTS | -D "
-               "SECONDS] [--sni NAME] [--reset] https://HOST:PORT/PATH...\n",
+               "SECONDS] [--sni NAME] [--reset] [--no-gro] https://HOST:PORT/PATH...\n",
                why);
   std::exit(2);
 }
@@ -74,6 +78,8 @@ Options parseArgs(int argc, char** argv) {
       o.sni = value();
     } else if (a == "--reset") {
       o.reset = true;
+    } else if (a == "--no-gro") {
+      o.gro = false;
     } else if (a.rfind("https://", 0) == 0) {
       o.urls.push_back(a);
     } else {
@@ -88,6 +94,7 @@ Options parseArgs(int argc, char** argv) {
 // https://HOST:PORT/PATH, HOST a literal address or a name resolved once.
 Target parseTarget(const Options& o) {
   Target t;
+  t.gro = o.gro;
   for (const std::string& url : o.urls) {
     std::string rest = url.substr(8);
     size_t slash = rest.find('/');

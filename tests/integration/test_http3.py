@@ -299,6 +299,17 @@ def test_garbage_and_truncated_packets_leave_no_trace():
         assert grown < 8 * 1024, "RSS grew by %d KiB" % grown
 
 
+def test_bench_load_tool_reads_gso_trains_whole_with_and_without_gro():
+    """scalws-h3load asks for UDP_GRO, so one read can hold a train of the server's GSO
+    datagrams: every byte of every body must still arrive, as it does read by read."""
+    with server() as s:
+        for extra in ([], ["--no-gro"]):
+            code, out = h3load(s.port, *extra, "-c", "2", "-m", "4", "-n", "16",
+                               "https://127.0.0.1:%d/big.bin" % s.port)
+            assert code == 0, out
+            assert "16 succeeded, 0 failed" in out, out
+            assert "traffic: %d bytes of response bodies" % (16 * BIG) in out, out
+
 def steady_rss(s, flood, rounds=3):
     """RSS of the worker after each of `rounds` runs of `flood()`, once the connections it
     left are gone (closing and draining periods last three PTOs): the first run may grow
