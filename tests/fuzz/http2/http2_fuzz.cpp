@@ -136,6 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   common::DateCache date;
   BufferPool pool;
+  CodecMemory memory;  // as a worker's loop gives nghttp2
   Owner owner(makeFile());
   SessionSettings settings;
   settings.max_header_list = 2048;
@@ -143,7 +144,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   NullTransport transport;
   {
     ByteQueue out(pool);
-    Session session(owner, settings, date, pool);
+    Session session(owner, settings, date, pool, &memory);
     uint64_t now = 1000;
     for (size_t fed = 0; fed < input.size(); fed += step) {
       size_t n = std::min(step, input.size() - fed);

@@ -94,10 +94,11 @@ struct Sink final : DatagramSender {
 
 class FuzzConnection final : public EndpointConnection, private http3::SessionOwner {
  public:
-  FuzzConnection(Endpoint& endpoint, Sink& sink, common::DateCache& date, BufferPool& pool)
+  FuzzConnection(Endpoint& endpoint, Sink& sink, common::DateCache& date, BufferPool& pool,
+                 CodecMemory& memory)
       : endpoint_(endpoint),
         sink_(sink),
-        session_(*this, transport_, http3::SessionSettings{}, date, pool),
+        session_(*this, transport_, http3::SessionSettings{}, date, pool, &memory),
         transport_(session_, endpoint, context(), ConnectionSettings{}) {}
   Connection& transport() noexcept override { return transport_; }
   void onDatagram(const Datagram& d, uint64_t now) noexcept override { transport_.receive(d, now); }
@@ -136,10 +137,11 @@ struct Factory final : ConnectionFactory {
   Sink* sink = nullptr;
   common::DateCache* date = nullptr;
   BufferPool* pool = nullptr;
+  CodecMemory* memory = nullptr;
   std::vector<std::unique_ptr<FuzzConnection>> made;
   bool admitsConnection() noexcept override { return made.size() < 8; }
   EndpointConnection* createConnection(const Connection::Start& start) noexcept override {
-    auto c = std::make_unique<FuzzConnection>(*endpoint, *sink, *date, *pool);
+    auto c = std::make_unique<FuzzConnection>(*endpoint, *sink, *date, *pool, *memory);
     if (!c->transport().start(start)) return nullptr;
     made.push_back(std::move(c));
     return made.back().get();
@@ -161,6 +163,7 @@ SocketAddress address(uint16_t port) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   common::DateCache date;
   BufferPool pool;
+  CodecMemory memory;  // as a worker's loop gives nghttp3
   Sink sink;
   Factory factory;
   EndpointSettings settings;
@@ -170,6 +173,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   factory.sink = &sink;
   factory.date = &date;
   factory.pool = &pool;
+  factory.memory = &memory;
   uint64_t now = 1'000'000'000;
   const uint64_t unix_now = 1'700'000'000ull * NGTCP2_SECONDS;
   size_t pos = 0;
