@@ -39,11 +39,54 @@ std::vector<sock_filter> steeringProgram() {
   };
 }
 
+std::vector<sock_filter> generationSteeringProgram(const std::vector<uint16_t>& current) {
+  const auto n = static_cast<uint32_t>(current.size());
+  std::vector<sock_filter> p = {
+      // 0-3: as steeringProgram: short header → the socket bytes 1-2 name.
+      stmt(BPF_LD | BPF_B | BPF_ABS, 0),
+      jump(BPF_JMP | BPF_JSET | BPF_K, 0x80, 2, 0),
+      stmt(BPF_LD | BPF_H | BPF_ABS, 1),
+      stmt(BPF_RET | BPF_A, 0),
+      // 4-5: long header of another version than 1 (types mean other things there) → 9.
+      stmt(BPF_LD | BPF_W | BPF_ABS, 1),
+      jump(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 3),
+      // 6-8: QUIC v1: a Handshake packet carries our ID → 9; Initial and 0-RTT → 14.
+      stmt(BPF_LD | BPF_B | BPF_ABS, 0),
+      stmt(BPF_ALU | BPF_AND | BPF_K, 0x30),
+      jump(BPF_JMP | BPF_JEQ | BPF_K, 0x20, 0, 5),
+      // 9-13: the socket the DCID names (the hash when it is too short to name one).
+      stmt(BPF_LD | BPF_B | BPF_ABS, 5),
+      jump(BPF_JMP | BPF_JGE | BPF_K, 2, 0, 2),
+      stmt(BPF_LD | BPF_H | BPF_ABS, 6),
+      stmt(BPF_RET | BPF_A, 0),
+      stmt(BPF_RET | BPF_K, 0xffffffffu),
+      // 14-16: Initial or 0-RTT: a DCID shorter than 4 bytes (no client's) → current[0].
+      stmt(BPF_LD | BPF_B | BPF_ABS, 5),
+      jump(BPF_JMP | BPF_JGE | BPF_K, 4, 1, 0),
+      stmt(BPF_RET | BPF_K, current[0]),
+      // 17: the DCID's first two bytes: one of the current sockets keeps it (a client's
+      // later Initials carry the ID that socket gave).
+      stmt(BPF_LD | BPF_H | BPF_ABS, 6),
+  };
+  for (uint16_t id : current) {
+    p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, id, 0, 1));
+    p.push_back(stmt(BPF_RET | BPF_K, id));
+  }
+  // Else the client chose it: its bytes 2-3 pick a current socket, the same one for every
+  // packet with that DCID (retransmitted Initials, 0-RTT).
+  p.push_back(stmt(BPF_LD | BPF_H | BPF_ABS, 8));
+  p.push_back(stmt(BPF_ALU | BPF_MOD | BPF_K, n));
+  for (uint32_t k = 0; k < n; ++k) {
+    p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, k, 0, 1));
+    p.push_back(stmt(BPF_RET | BPF_K, current[k]));
+  }
+  p.push_back(stmt(BPF_RET | BPF_K, current[0]));
+  return p;
+}
+
 std::vector<sock_filter> firstSocketProgram() {
   return {stmt(BPF_RET | BPF_K, 0)};
 }
-
-namespace {
 
 Status attachProgram(int fd, std::vector<sock_filter> program) {
   sock_fprog prog{static_cast<unsigned short>(program.size()), program.data()};
@@ -52,8 +95,6 @@ Status attachProgram(int fd, std::vector<sock_filter> program) {
   }
   return okStatus();
 }
-
-}  // namespace
 
 Status attachSteeringProgram(int fd) {
   return attachProgram(fd, steeringProgram());

@@ -20,6 +20,8 @@
 
 #include <linux/filter.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "common/config/site_config.h"
@@ -30,6 +32,20 @@ namespace scalws::common::net {
 
 std::vector<sock_filter> steeringProgram();
 Status attachSteeringProgram(int fd);
+
+// The program of a group whose sockets serve two generations of processes at once, as
+// when standalone multi mode reloads: the new workers read sockets of their own while the
+// old ones drain theirs. Short-header and Handshake packets go to the socket their DCID
+// names, so each generation keeps its connections. Initial and 0-RTT packets go to one of
+// `current` (the new generation's steering ids, not empty): to the one the DCID names if
+// it is among them, else to the one bytes 2-3 of the client's DCID pick, so a new
+// connection never lands on a draining process. Long headers of other QUIC versions are
+// steered as by steeringProgram.
+std::vector<sock_filter> generationSteeringProgram(const std::vector<uint16_t>& current);
+// At most this many sockets in a group steered by generation (a bound on reload storms).
+inline constexpr size_t kMaxSteeringSockets = 4096;
+// Replaces the program of the reuseport group `fd` is in.
+Status attachProgram(int fd, std::vector<sock_filter> program);
 
 // The program of a shared address's group (common/net/quic_route.h): every datagram goes
 // to the group's first socket, the front's, which passes each on by its connection ID. The

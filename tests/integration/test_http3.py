@@ -8,7 +8,9 @@ import json
 import os
 import random
 import re
+import signal
 import socket
+import threading
 import time
 
 import pytest
@@ -17,6 +19,7 @@ from harness import curl, wait_until
 from h3_support import UdpRelay, h3, h3load, rss_kib, status_json
 from php_fpm import PhpFpm
 from tls_support import tls_server
+from upstreams import RawUpstream, answer
 
 BIG = 5 * 1024 * 1024 + 123  # past every window below, and not a multiple of any block
 
@@ -232,6 +235,48 @@ def test_client_address_change_is_served_by_the_owner_in_multi_mode():
         wait_until(lambda: status_json(s.port).get("quic_migrations", 0) >= 6, timeout=10,
                    what="six migrations in the workers' figures")
 
+
+def test_multi_mode_reload_lets_old_workers_finish_their_http3_connections():
+    """A reload in multi mode starts new workers beside the old ones, which drain. Each
+    generation reads UDP sockets of its own, so a response in flight on an old worker
+    arrives whole over its connection (no packet of it reaches a new worker, which would
+    answer with a stateless reset), and new connections reach the new workers."""
+    body = bytes(random.Random(3).getrandbits(8) for _ in range(4096)) * 512  # 2 MiB
+
+    def slow(request, conn):
+        time.sleep(1.5)  # the reload happens while the request waits here
+        return answer(200, body)
+
+    with RawUpstream(slow) as upstream:
+        routes = ('[[route]]\nmatch = { prefix = "/slow" }\nproxy = { upstream = "slow" }\n'
+                  '[upstream.slow]\nservers = ["127.0.0.1:%d"]\n' % upstream.port)
+        with server(workers=2, routes=routes) as s:
+            old = sorted(s.workers())
+            dl = os.path.join(s.dir, "dl")
+            os.mkdir(dl)
+            reloaded = []
+
+            def reload_while_waiting():
+                upstream.wait_requests(1)
+                s.signal(signal.SIGHUP)
+                reloaded.append(wait_until(
+                    lambda: len(set(s.workers()) - set(old)) == 2, timeout=10,
+                    what="the new generation"))
+
+            t = threading.Thread(target=reload_while_waiting)
+            t.start()
+            run = h3(s.port, "/slow", download=dl, args=["--timeout=20s"], timeout=60)
+            t.join()
+            assert reloaded
+            assert run.returncode == 0, run.output[-3000:]
+            assert run.only().status == 200, run.output[-3000:]
+            with open(os.path.join(dl, "slow"), "rb") as f:
+                assert hashlib.sha256(f.read()).hexdigest() == hashlib.sha256(body).hexdigest()
+            # The old workers finish and go; new connections are the new workers'.
+            wait_until(lambda: not set(old) & set(s.workers()), timeout=15,
+                       what="the old generation gone")
+            for _ in range(4):
+                assert h3(s.port, "/hello").only().status == 200
 
 def test_nat_rebinding_mid_connection():
     with server() as s:

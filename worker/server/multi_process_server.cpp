@@ -51,8 +51,8 @@ MultiProcessServer::~MultiProcessServer() {
   for (auto& [address, fds] : listeners_) {
     for (int fd : fds) ::close(fd);
   }
-  for (auto& [address, fds] : quic_sockets_) {
-    for (int fd : fds) ::close(fd);
+  for (auto& [address, group] : quic_groups_) {
+    for (int fd : group.fds) ::close(fd);
   }
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (runtime_.access_log_fd >= 0) ::close(runtime_.access_log_fd);
@@ -67,30 +67,7 @@ uint64_t MultiProcessServer::nowMs() const {
 common::Status MultiProcessServer::openListeners(const common::config::SiteConfig& site,
                                                  uint32_t workers) {
   std::map<std::string, std::vector<int>> next;
-  std::map<std::string, std::vector<int>> next_quic;
   std::vector<int> fresh;
-  for (const auto& listen : site.listens) {
-    if (!listen.http3) continue;
-#if SCALWS_HTTP3
-    // Kept sockets keep their place in the group; new ones join after them, so worker i's
-    // socket stays the group's i-th.
-    std::vector<int>& fds = next_quic[listen.address];
-    auto old = quic_sockets_.find(listen.address);
-    for (uint32_t i = 0; i < workers; ++i) {
-      if (old != quic_sockets_.end() && i < old->second.size()) {
-        fds.push_back(old->second[i]);
-        continue;
-      }
-      common::Result<common::UniqueFd> fd = common::net::bindSteeredSocket(listen);
-      if (!fd.ok()) {
-        for (int f : fresh) ::close(f);
-        return fd.status();
-      }
-      fresh.push_back(fd->get());
-      fds.push_back(fd->release());
-    }
-#endif
-  }
   for (const auto& listen : site.listens) {
     std::vector<int>& fds = next[listen.address];
     auto old = listeners_.find(listen.address);
@@ -115,17 +92,77 @@ common::Status MultiProcessServer::openListeners(const common::config::SiteConfi
       if (kept == next.end() || i >= kept->second.size()) ::close(fds[i]);
     }
   }
-  // Only sockets past the kept ones close: the kernel fills a leaving socket's place in the
-  // group with the group's last, which is then one of the leaving ones too.
-  for (auto& [address, fds] : quic_sockets_) {
-    auto kept = next_quic.find(address);
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (kept == next_quic.end() || i >= kept->second.size()) ::close(fds[i]);
+  listeners_ = std::move(next);
+  return common::okStatus();
+}
+
+common::Result<MultiProcessServer::QuicPlan> MultiProcessServer::planQuicSockets(
+    const common::config::SiteConfig& site, uint32_t workers) {
+  QuicPlan plan;
+#if SCALWS_HTTP3
+  for (const auto& listen : site.listens) {
+    if (!listen.http3) continue;
+    std::vector<uint16_t>& ids = plan.chosen[listen.address];
+    auto group = quic_groups_.find(listen.address);
+    size_t size = 0;
+    if (group != quic_groups_.end()) {
+      size = group->second.fds.size();
+      for (size_t i = 0; i < size && ids.size() < workers; ++i) {
+        if (group->second.generation[i] == 0) ids.push_back(static_cast<uint16_t>(i));
+      }
+    }
+    // New sockets join the end of the group (and leave it from the end if the plan is
+    // dropped, so no socket before them moves). A group's program covers them as they join.
+    std::vector<common::UniqueFd>& fresh = plan.bound[listen.address];
+    while (ids.size() < workers) {
+      if (size + fresh.size() >= common::net::kMaxSteeringSockets) {
+        return common::internalError(listen.address + " (UDP): more than " +
+                                     std::to_string(common::net::kMaxSteeringSockets) +
+                                     " sockets for the generations still running");
+      }
+      common::Result<common::UniqueFd> fd = common::net::bindUdpSocket(listen);
+      if (!fd.ok()) return fd.status();
+      ids.push_back(static_cast<uint16_t>(size + fresh.size()));
+      fresh.push_back(std::move(fd).value());
     }
   }
-  listeners_ = std::move(next);
-  quic_sockets_ = std::move(next_quic);
-  return common::okStatus();
+#else
+  (void)site, (void)workers;
+#endif
+  return plan;
+}
+
+void MultiProcessServer::applyQuicPlan(QuicPlan plan, uint64_t generation) {
+#if SCALWS_HTTP3
+  for (auto& [address, group] : quic_groups_) {
+    if (plan.chosen.count(address) != 0) continue;
+    // No longer served: the parent's copies go (a draining child keeps its own).
+    for (int fd : group.fds) ::close(fd);
+  }
+  std::erase_if(quic_groups_, [&](const auto& g) { return plan.chosen.count(g.first) == 0; });
+  for (auto& [address, ids] : plan.chosen) {
+    QuicGroup& group = quic_groups_[address];
+    for (common::UniqueFd& fd : plan.bound[address]) {
+      group.fds.push_back(fd.release());
+      group.generation.push_back(0);
+    }
+    for (uint16_t id : ids) group.generation[id] = generation;
+    group.current = ids;
+    common::Status steered =
+        common::net::attachProgram(group.fds[0], common::net::generationSteeringProgram(ids));
+    if (!steered.ok()) LOG_ERROR("%s (UDP): %s", address.c_str(), steered.message().c_str());
+  }
+#else
+  (void)plan, (void)generation;
+#endif
+}
+
+void MultiProcessServer::releaseQuicSockets(uint64_t generation) {
+  for (auto& [address, group] : quic_groups_) {
+    for (uint64_t& g : group.generation) {
+      if (g == generation) g = 0;
+    }
+  }
 }
 
 int MultiProcessServer::run() {
@@ -143,11 +180,14 @@ int MultiProcessServer::run() {
     LOG_ERROR("sandbox: %s", sandbox_ok.message().c_str());
     return 1;
   }
-  common::Status opened = openListeners(runtime_.snapshot->site(), workers_);
+  common::Result<QuicPlan> quic = planQuicSockets(runtime_.snapshot->site(), workers_);
+  common::Status opened =
+      quic.ok() ? openListeners(runtime_.snapshot->site(), workers_) : quic.status();
   if (!opened.ok()) {
     LOG_ERROR("%s", opened.message().c_str());
     return 1;
   }
+  applyQuicPlan(std::move(quic).value(), generation_);
   common::Result<std::unique_ptr<MetricsArea>> area = MetricsArea::create(kMetricsSlots, false);
   if (!area.ok()) {
     LOG_ERROR("%s", area.status().message().c_str());
@@ -261,16 +301,18 @@ void MultiProcessServer::runChild(uint32_t index, size_t metrics_slot) {
         ::close(it->second[i]);  // another worker's queue
       }
     }
-    auto quic = quic_sockets_.find(listen.address);
-    if (quic == quic_sockets_.end()) continue;
-    for (uint32_t i = 0; i < quic->second.size(); ++i) {
-      if (i == index) {
-        ListenerSocket udp{quic->second[i], listen.port, true, static_cast<int>(l)};
+    auto quic = quic_groups_.find(listen.address);
+    if (quic == quic_groups_.end()) continue;
+    const QuicGroup& group = quic->second;
+    const uint16_t own = group.current[index];
+    for (size_t i = 0; i < group.fds.size(); ++i) {
+      if (i == own) {
+        ListenerSocket udp{group.fds[i], listen.port, true, static_cast<int>(l)};
         udp.quic = true;
-        udp.steering_id = static_cast<uint16_t>(i);
+        udp.steering_id = own;
         options.listeners_per_loop[0].push_back(udp);
       } else {
-        ::close(quic->second[i]);  // another worker's socket (the parent keeps it in the group)
+        ::close(group.fds[i]);  // another worker's socket (the parent keeps it in the group)
       }
     }
   }
@@ -306,6 +348,11 @@ void MultiProcessServer::reapChildren() {
     // Its counts stay in the totals; the slot is clean for the next process.
     metrics_->retire(child.metrics_slot);
     free_metrics_slots_.push_back(child.metrics_slot);
+    if (child.generation != generation_ &&
+        std::none_of(children_.begin(), children_.end(),
+                     [&](const Child& c) { return c.generation == child.generation; })) {
+      releaseQuicSockets(child.generation);
+    }
     if (stopping_ || child.generation != generation_) continue;  // asked to go
     uint64_t now = nowMs();
     Slot& slot = slots_[child.index];
@@ -345,12 +392,15 @@ void MultiProcessServer::reload() {
     if (next->access_log_fd >= 0) ::close(next->access_log_fd);
     return;
   }
-  common::Status opened = openListeners(next->snapshot->site(), workers);
+  common::Result<QuicPlan> quic = planQuicSockets(next->snapshot->site(), workers);
+  common::Status opened =
+      quic.ok() ? openListeners(next->snapshot->site(), workers) : quic.status();
   if (!opened.ok()) {
     LOG_ERROR("reload refused: %s", opened.message().c_str());
     if (next->access_log_fd >= 0) ::close(next->access_log_fd);
     return;
   }
+  applyQuicPlan(std::move(quic).value(), generation_ + 1);
   common::Status logs = applyErrorLogSettings(server);
   if (!logs.ok()) LOG_ERROR("%s", logs.message().c_str());
   if (runtime_.access_log_fd >= 0) ::close(runtime_.access_log_fd);
@@ -374,7 +424,18 @@ void MultiProcessServer::reopenLogs() {
               reopened.message().c_str());
     return;
   }
+  common::Result<QuicPlan> quic = planQuicSockets(runtime_.snapshot->site(), workers_);
+  if (quic.ok()) applyQuicPlan(std::move(quic).value(), generation_ + 1);
   startGeneration();
+  if (!quic.ok()) {
+    // The new generation shares the old one's UDP sockets, which stay taken until it is
+    // gone: HTTP/3 connections of the old one may be reset, as a restart would.
+    LOG_ERROR("HTTP/3: %s; the new workers share the old ones' sockets",
+              quic.status().message().c_str());
+    for (auto& [address, group] : quic_groups_) {
+      for (uint16_t id : group.current) group.generation[id] = generation_;
+    }
+  }
   LOG_INFO("logs reopened: generation %llu", static_cast<unsigned long long>(generation_));
 }
 

@@ -1,7 +1,9 @@
-// Standalone "multi" mode: a supervising parent and `workers` child processes
-//. The parent binds one SO_REUSEPORT listener per worker and
-// address and keeps them, so a replacement child (after a crash or a reload) accepts from
-// the same queue and no connection waiting in it is lost.
+// Standalone "multi" mode: a supervising parent and `workers` child processes. The parent
+// binds one SO_REUSEPORT listener per worker and address and keeps them, so a replacement
+// child (after a crash or a reload) accepts from the same queue and no connection waiting
+// in it is lost. HTTP/3 is the exception: a new generation gets UDP sockets of its own in
+// the address's reuseport group (common/net/quic_steering.h), because a QUIC connection
+// lives in one process and its packets must keep reaching it while it drains.
 //
 // Signals: SIGTERM/SIGINT stop every child gracefully and exit 0 once they are gone;
 // SIGHUP re-reads the config — valid: a new generation of children starts on it and the
@@ -18,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+#include "common/unique_fd.h"
 #include "worker/metrics/metrics_area.h"
 #include "worker/server/site_runtime.h"
 
@@ -43,6 +47,18 @@ class MultiProcessServer {
   };
 
   common::Status openListeners(const common::config::SiteConfig& site, uint32_t workers);
+  // A generation's own UDP socket per worker on every HTTP/3 address: sockets no running
+  // generation reads, and new ones bound when there are too few. Planning changes nothing
+  // (a dropped plan closes what it bound); applying it steers new connections there.
+  struct QuicPlan {
+    std::map<std::string, std::vector<uint16_t>> chosen;
+    std::map<std::string, std::vector<common::UniqueFd>> bound;
+  };
+  common::Result<QuicPlan> planQuicSockets(const common::config::SiteConfig& site,
+                                           uint32_t workers);
+  void applyQuicPlan(QuicPlan plan, uint64_t generation);
+  // A generation's last process is gone: its UDP sockets are free for a later one.
+  void releaseQuicSockets(uint64_t generation);
   pid_t spawn(uint32_t index);
   [[noreturn]] void runChild(uint32_t index, size_t metrics_slot);
   void reapChildren();
@@ -63,9 +79,16 @@ class MultiProcessServer {
   uint64_t generation_ = 1;
   // address → one listening fd per worker index
   std::map<std::string, std::vector<int>> listeners_;
-  // address → one UDP socket per worker index (HTTP/3), in their reuseport group's order:
-  // worker i's socket is the group's i-th, the steering id its connection IDs carry.
-  std::map<std::string, std::vector<int>> quic_sockets_;
+  // An HTTP/3 address's UDP sockets, in their reuseport group's order: a socket's place is
+  // the steering id its readers' connection IDs carry. None closes while the address is
+  // served (the kernel would move the group's last socket into its place), so a generation
+  // that drains keeps reading its own sockets while the next one reads others.
+  struct QuicGroup {
+    std::vector<int> fds;
+    std::vector<uint64_t> generation;  // reading each socket; 0: none
+    std::vector<uint16_t> current;     // worker index → socket, for the current generation
+  };
+  std::map<std::string, QuicGroup> quic_groups_;
   std::vector<Child> children_;
   std::vector<Slot> slots_;
   int signal_fd_ = -1;

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace scalws::common::net {
@@ -112,6 +113,66 @@ TEST_F(SteeringProgram, UnknownIdsFallBackToTheHashConsistently) {
   ASSERT_GE(first, 0);
   EXPECT_EQ(deliveredTo(group_, shortHeader(0x11, 0x99), sender_.get()), first);
   EXPECT_EQ(deliveredTo(group_, longHeader(1, 0, 2), sender_.get()), first);
+}
+
+std::vector<uint8_t> longHeaderOfType(uint8_t type_bits, uint32_t version,
+                                      std::vector<uint8_t> dcid) {
+  std::vector<uint8_t> p(1200, 0x55);  // clients pad Initial datagrams to 1200 bytes
+  p[0] = static_cast<uint8_t>(0xc0 | type_bits);
+  p[1] = static_cast<uint8_t>(version >> 24), p[2] = static_cast<uint8_t>(version >> 16);
+  p[3] = static_cast<uint8_t>(version >> 8), p[4] = static_cast<uint8_t>(version);
+  p[5] = static_cast<uint8_t>(dcid.size());
+  std::copy(dcid.begin(), dcid.end(), p.begin() + 6);
+  return p;
+}
+
+constexpr uint8_t kInitial = 0x00;
+constexpr uint8_t kZeroRtt = 0x10;
+constexpr uint8_t kHandshake = 0x20;
+
+// Four sockets: 0 and 1 read by a draining generation, 2 and 3 by the new one.
+class GenerationProgram : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    group_ = makeGroup(4);
+    Status attached = attachProgram(group_.sockets[0].get(), generationSteeringProgram({2, 3}));
+    ASSERT_TRUE(attached.ok()) << attached.message();
+    sender_ = UniqueFd(socket(AF_INET, SOCK_DGRAM, 0));
+  }
+  int deliver(const std::vector<uint8_t>& packet) {
+    return deliveredTo(group_, packet, sender_.get());
+  }
+  Group group_;
+  UniqueFd sender_;
+};
+
+TEST_F(GenerationProgram, TheDrainingGenerationKeepsItsConnections) {
+  EXPECT_EQ(deliver(shortHeader(0, 0)), 0);
+  EXPECT_EQ(deliver(shortHeader(0, 1)), 1);
+  EXPECT_EQ(deliver(longHeaderOfType(kHandshake, 1, {0, 1, 7, 7, 7, 7, 7, 7})), 1);
+  EXPECT_EQ(deliver(shortHeader(0, 3)), 3);
+  EXPECT_EQ(deliver(longHeaderOfType(kHandshake, 1, {0, 2, 7, 7, 7, 7, 7, 7})), 2);
+}
+
+TEST_F(GenerationProgram, NewConnectionsReachOnlyTheNewGeneration) {
+  // A later Initial carrying an ID of the new generation: its socket.
+  EXPECT_EQ(deliver(longHeaderOfType(kInitial, 1, {0, 3, 9, 9, 9, 9, 9, 9})), 3);
+  EXPECT_EQ(deliver(longHeaderOfType(kInitial, 1, {0, 2, 9, 9, 9, 9, 9, 9})), 2);
+  // A client's random DCID, even one that happens to name a draining socket: bytes 2-3
+  // modulo two pick the new generation's first or second socket, every time.
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(deliver(longHeaderOfType(kInitial, 1, {0, 1, 0, 4, 1, 2, 3, 4})), 2);
+    EXPECT_EQ(deliver(longHeaderOfType(kInitial, 1, {0, 0, 0, 5, 1, 2, 3, 4})), 3);
+    EXPECT_EQ(deliver(longHeaderOfType(kInitial, 1, {0xab, 0xcd, 0x12, 0x35, 5, 6, 7, 8})), 3);
+    EXPECT_EQ(deliver(longHeaderOfType(kZeroRtt, 1, {0, 1, 0, 4, 1, 2, 3, 4})), 2);
+  }
+  // Too short a DCID to pick with: the new generation's first socket.
+  EXPECT_EQ(deliver(longHeaderOfType(kInitial, 1, {0, 1})), 2);
+}
+
+TEST_F(GenerationProgram, OtherVersionsAreSteeredByTheIdTheyCarry) {
+  EXPECT_EQ(deliver(longHeaderOfType(kInitial, 0x6b3343cf, {0, 1, 0, 4, 1, 2, 3, 4})), 1);
+  EXPECT_EQ(deliver(longHeaderOfType(kInitial, 0, {0, 0, 0, 5, 1, 2, 3, 4})), 0);
 }
 
 // A shared address's group: the front's socket first, then workers' sockets that only send.
