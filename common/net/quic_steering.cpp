@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <initializer_list>
+#include <span>
 
 #include "common/net/listen_socket.h"
 
@@ -16,58 +18,66 @@ constexpr sock_filter jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) {
   return sock_filter{code, jt, jf, k};
 }
 
+// 0-3 of both programs: a short header goes to the socket its DCID's first two bytes name
+// (they follow the first byte); a long header jumps to 4.
+constexpr sock_filter kShortHeaderById[] = {
+    // A = first byte; the header form is its top bit.
+    stmt(BPF_LD | BPF_B | BPF_ABS, 0),
+    jump(BPF_JMP | BPF_JSET | BPF_K, 0x80, 2, 0),
+    stmt(BPF_LD | BPF_H | BPF_ABS, 1),
+    stmt(BPF_RET | BPF_A, 0),
+};
+
+// A long header to the socket its DCID's first two bytes name: byte 5 is the DCID length
+// (after 4 bytes of version), the DCID follows. A DCID shorter than our two steering bytes,
+// and any index past the group's last socket, make the kernel use its hash.
+constexpr sock_filter kLongHeaderById[] = {
+    stmt(BPF_LD | BPF_B | BPF_ABS, 5),  jump(BPF_JMP | BPF_JGE | BPF_K, 2, 0, 2),
+    stmt(BPF_LD | BPF_H | BPF_ABS, 6),  stmt(BPF_RET | BPF_A, 0),
+    stmt(BPF_RET | BPF_K, 0xffffffffu),
+};
+
+void append(std::vector<sock_filter>& program, std::span<const sock_filter> block) {
+  program.insert(program.end(), block.begin(), block.end());
+}
+void append(std::vector<sock_filter>& program, std::initializer_list<sock_filter> block) {
+  program.insert(program.end(), block.begin(), block.end());
+}
+
 }  // namespace
 
 std::vector<sock_filter> steeringProgram() {
-  return {
-      // 0: A = first byte; the header form is its top bit.
-      stmt(BPF_LD | BPF_B | BPF_ABS, 0),
-      // 1: long header → 4, short header → 2.
-      jump(BPF_JMP | BPF_JSET | BPF_K, 0x80, 2, 0),
-      // 2-3: short header: the DCID starts right after the first byte.
-      stmt(BPF_LD | BPF_H | BPF_ABS, 1),
-      stmt(BPF_RET | BPF_A, 0),
-      // 4: long header: byte 5 is the DCID length (after 4 bytes of version).
-      stmt(BPF_LD | BPF_B | BPF_ABS, 5),
-      // 5: shorter than our two steering bytes → the hash.
-      jump(BPF_JMP | BPF_JGE | BPF_K, 2, 0, 2),
-      // 6-7: the DCID's first two bytes.
-      stmt(BPF_LD | BPF_H | BPF_ABS, 6),
-      stmt(BPF_RET | BPF_A, 0),
-      // 8: any index past the group's last socket makes the kernel use its hash.
-      stmt(BPF_RET | BPF_K, 0xffffffffu),
-  };
+  std::vector<sock_filter> p;
+  append(p, kShortHeaderById);  // 0-3
+  append(p, kLongHeaderById);   // 4-8
+  return p;
 }
 
 std::vector<sock_filter> generationSteeringProgram(const std::vector<uint16_t>& current) {
   const auto n = static_cast<uint32_t>(current.size());
-  std::vector<sock_filter> p = {
-      // 0-3: as steeringProgram: short header → the socket bytes 1-2 name.
-      stmt(BPF_LD | BPF_B | BPF_ABS, 0),
-      jump(BPF_JMP | BPF_JSET | BPF_K, 0x80, 2, 0),
-      stmt(BPF_LD | BPF_H | BPF_ABS, 1),
-      stmt(BPF_RET | BPF_A, 0),
-      // 4-5: long header of another version than 1 (types mean other things there) → 9.
-      stmt(BPF_LD | BPF_W | BPF_ABS, 1),
-      jump(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 3),
-      // 6-8: QUIC v1: a Handshake packet carries our ID → 9; Initial and 0-RTT → 14.
-      stmt(BPF_LD | BPF_B | BPF_ABS, 0),
-      stmt(BPF_ALU | BPF_AND | BPF_K, 0x30),
-      jump(BPF_JMP | BPF_JEQ | BPF_K, 0x20, 0, 5),
-      // 9-13: the socket the DCID names (the hash when it is too short to name one).
-      stmt(BPF_LD | BPF_B | BPF_ABS, 5),
-      jump(BPF_JMP | BPF_JGE | BPF_K, 2, 0, 2),
-      stmt(BPF_LD | BPF_H | BPF_ABS, 6),
-      stmt(BPF_RET | BPF_A, 0),
-      stmt(BPF_RET | BPF_K, 0xffffffffu),
-      // 14-16: Initial or 0-RTT: a DCID shorter than 4 bytes (no client's) → current[0].
-      stmt(BPF_LD | BPF_B | BPF_ABS, 5),
-      jump(BPF_JMP | BPF_JGE | BPF_K, 4, 1, 0),
-      stmt(BPF_RET | BPF_K, current[0]),
-      // 17: the DCID's first two bytes: one of the current sockets keeps it (a client's
-      // later Initials carry the ID that socket gave).
-      stmt(BPF_LD | BPF_H | BPF_ABS, 6),
-  };
+  std::vector<sock_filter> p;
+  append(p, kShortHeaderById);  // 0-3
+  append(p, {
+                // 4-5: long header of another version than 1 (types mean other things
+                // there) → 9.
+                stmt(BPF_LD | BPF_W | BPF_ABS, 1),
+                jump(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 3),
+                // 6-8: QUIC v1: a Handshake packet carries our ID → 9; Initial and 0-RTT → 14.
+                stmt(BPF_LD | BPF_B | BPF_ABS, 0),
+                stmt(BPF_ALU | BPF_AND | BPF_K, 0x30),
+                jump(BPF_JMP | BPF_JEQ | BPF_K, 0x20, 0, 5),
+            });
+  append(p, kLongHeaderById);  // 9-13
+  append(p, {
+                // 14-16: Initial or 0-RTT: a DCID shorter than 4 bytes (no client's) →
+                // current[0].
+                stmt(BPF_LD | BPF_B | BPF_ABS, 5),
+                jump(BPF_JMP | BPF_JGE | BPF_K, 4, 1, 0),
+                stmt(BPF_RET | BPF_K, current[0]),
+                // 17: the DCID's first two bytes: one of the current sockets keeps it (a
+                // client's later Initials carry the ID that socket gave).
+                stmt(BPF_LD | BPF_H | BPF_ABS, 6),
+            });
   for (uint16_t id : current) {
     p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, id, 0, 1));
     p.push_back(stmt(BPF_RET | BPF_K, id));
