@@ -130,19 +130,18 @@ void AppProcess::checkMemory() {
         "app %s[%u]: the OOM killer ended a process of its cgroup (--memory %s); ending "
         "the rest (pid %d's group)",
         spec_.name.c_str(), index_, mebibytes(spec_.memory_bytes).c_str(), static_cast<int>(pid));
-    oom_group_killed_ = true;
-    ::kill(-pid, SIGKILL);
+  } else if (thrash_.thrashing(*u)) {
+    ++thrash_kills_;
+    thrash_kill_ = "killed for memory: its cgroup thrashed at --memory " +
+                   mebibytes(spec_.memory_bytes) + " for " + std::to_string(kThrashLooks) +
+                   " s, rereading " + mebibytes(thrash_.refaultedBytesPerLook()) +
+                   "/s of evicted pages without an OOM kill (" + std::to_string(thrash_kills_) +
+                   " thrash kill(s) so far)";
+    LOG_WARN("app %s[%u]: %s; ending pid %d's group", spec_.name.c_str(), index_,
+             thrash_kill_.c_str(), static_cast<int>(pid));
+  } else {
     return;
   }
-  if (!thrash_.thrashing(*u)) return;
-  ++thrash_kills_;
-  thrash_kill_ = "killed for memory: its cgroup thrashed at --memory " +
-                 mebibytes(spec_.memory_bytes) + " for " + std::to_string(kThrashLooks) +
-                 " s, rereading " + mebibytes(thrash_.refaultedBytesPerLook()) +
-                 "/s of evicted pages without an OOM kill (" + std::to_string(thrash_kills_) +
-                 " thrash kill(s) so far)";
-  LOG_WARN("app %s[%u]: %s; ending pid %d's group", spec_.name.c_str(), index_,
-           thrash_kill_.c_str(), static_cast<int>(pid));
   oom_group_killed_ = true;
   ::kill(-pid, SIGKILL);
 }
