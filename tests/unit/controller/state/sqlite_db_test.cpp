@@ -184,21 +184,27 @@ TEST(SqliteDbTest, OpenWaitsForAWriterBeforeSwitchingToWal) {
   const std::string path = dir.file("fresh.db");
   sqlite3* writer = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &writer), SQLITE_OK);
+  // Its COMMIT needs the file to itself, so it waits out the shared lock each of open()'s
+  // tries holds for a moment, as a controller's writer would (without a busy handler, a
+  // COMMIT that met one failed, kept the lock, and open() timed out).
+  sqlite3_busy_timeout(writer, 10'000);
   ASSERT_EQ(sqlite3_exec(writer, "CREATE TABLE t (x); BEGIN IMMEDIATE; INSERT INTO t VALUES (1);",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);  // rollback-journal mode, reserved lock held until COMMIT
   // The flag is raised before the lock goes, so an open that really waited for the lock
   // always sees it raised; one that did not wait returns while it is still down.
   std::atomic<bool> releasing{false};
+  int committed = SQLITE_ERROR;
   std::thread release([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     releasing = true;
-    sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr);
+    committed = sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr);
   });
   Result<SqliteDb> db = SqliteDb::open(path, {.busy_timeout_ms = 10'000});
   const bool released_before_open_returned = releasing;
   release.join();
   sqlite3_close(writer);
+  EXPECT_EQ(committed, SQLITE_OK);
   ASSERT_TRUE(db.ok()) << db.status().message();
   EXPECT_TRUE(released_before_open_returned);
   EXPECT_EQ(pragma(*db, "journal_mode"), "wal");
