@@ -24,11 +24,27 @@ SCALWSD = os.path.join(BIN_DIR, "scalwsd")
 BAD_LOG = re.compile(r"\[alert\]|AddressSanitizer|LeakSanitizer|runtime error:|Assertion .* failed")
 
 
+# Ports this test process handed out. The kernel may give the same free port to two
+# bind(0) calls in a row, and a server given one port twice fails to start.
+_handed_out = set()
+
+
 def free_port():
-    """A TCP port that was free a moment ago on 127.0.0.1."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port (also free for UDP) that was free a moment ago on 127.0.0.1 and that
+    this process has not handed out before."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port in _handed_out:
+            continue
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+                u.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        _handed_out.add(port)
+        return port
 
 
 def wait_for_port(port, timeout=10.0, proc=None):
@@ -92,7 +108,11 @@ class Scalwsd:
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([SCALWSD, "--config", self.config_path],
                                      stdout=self.log, stderr=subprocess.STDOUT)
-        wait_for_port(self.port, proc=self.proc)
+        try:
+            wait_for_port(self.port, proc=self.proc)
+        except RuntimeError as e:
+            self.log.flush()
+            raise RuntimeError("%s; its log:\n%s" % (e, self.read_log()[-4000:])) from None
         self.settle()
 
     def settle(self, timeout=10.0):
