@@ -242,3 +242,63 @@ def test_sigterm_gives_up_on_a_stuck_request_after_shutdown_timeout(mode):
             assert 0.7 <= took <= 3.5, "exit %.2fs after SIGTERM with shutdown_timeout 1s" % took
             data, how = c.read_until_close(timeout=2)
             assert how in ("eof", "reset"), how
+
+
+def cpus_allowed(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+def two_cpus():
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    return cpus[:2]
+
+
+@pytest.mark.parametrize("seccomp_action", ["errno", "kill"])
+def test_multi_mode_binds_each_sandboxed_worker_to_its_cpu(seccomp_action):
+    # The sandbox refuses sched_setaffinity (a worker must not move itself to CPUs it was
+    # not given), so the binding happens before it; "kill" would kill a worker that tried
+    # afterwards.
+    a, b = two_cpus()
+    with Scalwsd(versioned("v1", "multi", cpus=[a, b], seccomp_action=seccomp_action)) as s:
+        kids = wait_until(lambda: len(children_of(s.pid)) == 2 and children_of(s.pid),
+                          what="two worker processes")
+        for _ in range(10):
+            assert served_body(s) == b"v1"
+        assert sorted(cpus_allowed(k) for k in kids) == sorted([str(a), str(b)])
+        assert sorted(children_of(s.pid)) == sorted(kids), "a worker died"
+        assert "cannot" not in s.read_log() and "runs on any CPU" not in s.read_log()
+
+
+def test_single_mode_binds_the_sandboxed_process_and_its_loop_threads():
+    _, b = two_cpus()
+    with Scalwsd(versioned("v1", "single", cpus=[b], seccomp_action="kill")) as s:
+        wait_until(lambda: thread_count(s.pid) >= 2, what="two loop threads")
+        for _ in range(10):
+            assert served_body(s) == b"v1"
+        tasks = os.listdir("/proc/%d/task" % s.pid)
+        assert tasks and all(cpus_allowed_task(s.pid, t) == str(b) for t in tasks)
+
+
+def test_single_mode_without_the_sandbox_pins_each_loop_thread():
+    a, b = two_cpus()
+    with Scalwsd(versioned("v1", "single", cpus=[a, b], sandbox=False)) as s:
+        wait_until(lambda: thread_count(s.pid) >= 2, what="two loop threads")
+        for _ in range(4):
+            assert served_body(s) == b"v1"
+        tasks = os.listdir("/proc/%d/task" % s.pid)
+        pinned = sorted(cpus_allowed_task(s.pid, t) for t in tasks)
+        assert str(a) in pinned and str(b) in pinned, pinned
+
+
+def cpus_allowed_task(pid, tid):
+    with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return line.split(":", 1)[1].strip()
+    return None

@@ -1,23 +1,17 @@
 #include "worker/server/loop_group.h"
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <csignal>
 #include <thread>
 
 #include "common/log.h"
+#include "worker/server/cpu_binding.h"
 
 namespace scalws::worker {
 namespace {
 
-void pinCurrentThread(uint32_t cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
-    LOG_WARN("cannot pin to CPU %u", cpu);
-  }
+void pinCallingThread(uint32_t cpu) {
+  common::Status pinned = bindCallingThread({&cpu, 1});
+  if (!pinned.ok()) LOG_WARN("loop thread: %s", pinned.message().c_str());
 }
 
 }  // namespace
@@ -103,11 +97,13 @@ int LoopGroup::run() {
   std::vector<std::thread> threads;
   for (size_t i = 1; i < loops_.size(); ++i) {
     threads.emplace_back([this, i] {
-      if (!options_.cpus.empty()) pinCurrentThread(options_.cpus[i % options_.cpus.size()]);
+      if (!options_.loop_cpus.empty()) {
+        pinCallingThread(options_.loop_cpus[i % options_.loop_cpus.size()]);
+      }
       loops_[i]->run();
     });
   }
-  if (!options_.cpus.empty()) pinCurrentThread(options_.cpus[0]);
+  if (!options_.loop_cpus.empty()) pinCallingThread(options_.loop_cpus[0]);
   loops_[0]->run();
   for (auto& t : threads) t.join();
 

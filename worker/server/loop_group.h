@@ -15,7 +15,10 @@ namespace scalws::worker {
 
 struct LoopGroupOptions {
   std::vector<std::vector<ListenerSocket>> listeners_per_loop;  // one entry per loop
-  std::vector<uint32_t> cpus;  // loop i pinned to cpus[i % size]; empty: no pinning
+  // Loop i's thread pinned to loop_cpus[i % size] (empty: none). Only outside the sandbox,
+  // which refuses sched_setaffinity; inside it a process is bound before it enters the
+  // sandbox and its threads inherit that (cpu_binding.h).
+  std::vector<uint32_t> loop_cpus;
   int access_log_fd = -1;
   // Loop i counts into slot metrics_first_slot + i of this area (null: private counters).
   MetricsArea* metrics_area = nullptr;

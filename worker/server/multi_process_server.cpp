@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/net/listen_socket.h"
+#include "worker/server/cpu_binding.h"
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
 #if SCALWS_HTTP3
@@ -316,14 +317,16 @@ void MultiProcessServer::runChild(uint32_t index, size_t metrics_slot) {
       }
     }
   }
-  const auto& cpus = runtime_.snapshot->server().cpus;
-  if (!cpus.empty()) options.cpus = {cpus[index % cpus.size()]};
   options.access_log_fd = runtime_.access_log_fd;
   options.metrics_area = metrics_.get();
   options.metrics_first_slot = metrics_slot;
   int code = 0;
   {
     LoopGroup group(runtime_.snapshot, std::move(options));  // opens what /proc it needs
+    // Bound before the sandbox, which refuses sched_setaffinity.
+    std::vector<uint32_t> cpus = cpusForMultiWorker(runtime_.snapshot->server().cpus, index);
+    common::Status bound = bindCallingThread(cpus);
+    if (!bound.ok()) LOG_WARN("worker %u: %s; it runs on any CPU", index, bound.message().c_str());
     common::Result<sandbox::SandboxReport> sandboxed =
         enterSandbox(*runtime_.snapshot, config_path_);
     if (!sandboxed.ok()) {

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/net/listen_socket.h"
 #include "worker/metrics/metrics_area.h"
+#include "worker/server/cpu_binding.h"
 #include "worker/server/loop_group.h"
 #include "worker/server/worker_sandbox.h"
 #if SCALWS_HTTP3
@@ -91,7 +92,9 @@ int SingleProcessServer::run() {
 #endif
     }
   }
-  options.cpus = server.cpus;
+  // Inside the sandbox the loops share the CPUs the process is bound to below; outside it
+  // each loop thread also pins itself to one of them.
+  if (server.sandbox == common::config::SandboxMode::kOff) options.loop_cpus = server.cpus;
   options.access_log_fd = runtime_.access_log_fd;
   options.on_reload = [this] { reload(); };
   // Inside the sandbox only the log files' own inodes may be opened (worker_sandbox.cpp):
@@ -113,8 +116,10 @@ int SingleProcessServer::run() {
   std::unique_ptr<MetricsArea> metrics = std::move(area).value();
   options.metrics_area = metrics.get();
   LoopGroup group(runtime_.snapshot, std::move(options));
-  // Before any loop thread exists: Landlock and the credentials bind the calling thread
-  // and what it starts afterwards.
+  // Before any loop thread exists: the CPU set, Landlock and the credentials bind the
+  // calling thread and what it starts afterwards.
+  common::Status bound = bindCallingThread(server.cpus);
+  if (!bound.ok()) LOG_WARN("%s; the loops run on any CPU", bound.message().c_str());
   common::Result<sandbox::SandboxReport> sandboxed = enterSandbox(*runtime_.snapshot, config_path_);
   if (!sandboxed.ok()) {
     LOG_ERROR("sandbox: %s", sandboxed.status().message().c_str());
