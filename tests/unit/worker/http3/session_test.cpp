@@ -128,25 +128,21 @@ class SessionTest : public ::testing::Test, private quic::ConnectionFactory {
     }
   }
 
-  // The client's side of RFC 9114 §6.2: control stream with empty SETTINGS, and the two
-  // QPACK streams (no dynamic table, so the server's encoder uses the static one only).
-  void openHttp3() {
+  // The client's side of RFC 9114 §6.2: a control stream with SETTINGS (empty by default),
+  // and the two QPACK streams.
+  void openHttp3(const std::string& settings = {}) {
     pump();
     ASSERT_TRUE(client_.handshakeCompleted());
-    client_.send(client_.openUni(), std::string("\x00\x04\x00", 3), false);
+    std::string control("\x00\x04", 2);
+    control += static_cast<char>(settings.size());
+    client_.send(client_.openUni(), control + settings, false);
     client_.send(client_.openUni(), std::string("\x02", 1), false);
     client_.send(client_.openUni(), std::string("\x03", 1), false);
   }
 
-  // The same with SETTINGS that offer the server a QPACK dynamic table (as browsers do).
-  void openHttp3OfferingADynamicTable() {
-    pump();
-    ASSERT_TRUE(client_.handshakeCompleted());
-    // SETTINGS: QPACK_MAX_TABLE_CAPACITY (0x01) 4096, QPACK_BLOCKED_STREAMS (0x07) 100.
-    client_.send(client_.openUni(), std::string("\x00\x04\x06\x01\x50\x00\x07\x40\x64", 9), false);
-    client_.send(client_.openUni(), std::string("\x02", 1), false);
-    client_.send(client_.openUni(), std::string("\x03", 1), false);
-  }
+  // SETTINGS that offer the server a QPACK dynamic table, as browsers do:
+  // QPACK_MAX_TABLE_CAPACITY (0x01) 4096, QPACK_BLOCKED_STREAMS (0x07) 100.
+  static std::string dynamicTableOffer() { return std::string("\x01\x50\x00\x07\x40\x64", 6); }
 
   // GET `path` for authority site.test: a HEADERS frame of QPACK static references, and a
   // Host field (a literal name) when `host` is not empty.
@@ -285,7 +281,7 @@ TEST_F(SessionTest, ManyStreamsAtOnceEachGetTheirAnswer) {
 // a blocked-stream check and a Section Acknowledgment from the client per response, which
 // came to about 9 % of a worker's CPU per small response.
 TEST_F(SessionTest, ResponseFieldsNeverUseTheDynamicTableAClientOffers) {
-  openHttp3OfferingADynamicTable();
+  openHttp3(dynamicTableOffer());
   std::vector<int64_t> ids;
   for (int i = 0; i < 6; ++i) ids.push_back(get("/fields"));
   pump();
