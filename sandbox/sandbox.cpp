@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <optional>
 
 #include "common/log.h"
@@ -52,6 +53,10 @@ Status applyLayers(const SandboxPolicy& policy, const StatusFile& statusFile,
                   "the sandbox must be applied before threads start (" +
                       std::to_string(before->threads) + " threads running)");
   }
+
+  // glibc reads /etc/localtime on its first time conversion, even for gmtime_r (the log's
+  // timestamps): done here, not refused by the sandbox later (the front may open no file).
+  tzset();
 
   // The rule paths are opened while the process still has its starting privileges.
   std::optional<LandlockRuleset> ruleset;

@@ -6,6 +6,7 @@ Driven with curl --resolve, nghttp, openssl s_client and raw sockets."""
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import ssl
@@ -538,6 +539,7 @@ def test_the_fronts_sandbox():
     # The running front: its own user, no capability, seccomp and no_new_privs, as the
     # controller reads them in /proc, and the report it sent.
     plain_port = free_port()
+    kernel_log_before = kernel_log()
     with Controller() as c:
         start_trio(c, None, plain_port, labels=("shop", "blog"))
         [pid] = front_pids(c, plain_port)
@@ -550,6 +552,44 @@ def test_the_fronts_sandbox():
         assert front["sandbox"]["landlock"]["paths"] == []
         landlock = front["sandbox"]["landlock"]
         assert landlock["enforced"] == (landlock["abi"] > 0)
+        code, got, _ = curl_get("http://x:%d/" % plain_port, "x", plain_port, "-H",
+                                "Host: shop.test")
+        assert (code, got) == (200, "shop\n")
+        # Nothing the front does in its sandbox is refused: no seccomp audit line (type
+        # 1326, which the kernel logs for every refused call) names it. glibc's first time
+        # conversion, for the log's timestamps, used to open /etc/localtime here.
+        refused = refused_calls(pid, kernel_log_before)
+        assert refused is None or refused == [], refused
+
+
+def kernel_log():
+    """dmesg's lines as (seconds since boot, text), or None when the kernel log cannot be
+    read here."""
+    try:
+        log = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if log.returncode != 0:
+        return None
+    lines = []
+    for line in log.stdout.splitlines():
+        stamp = re.match(r"\[\s*([0-9]+\.[0-9]+)\]", line)
+        if stamp:
+            lines.append((float(stamp.group(1)), line))
+    return lines
+
+
+def refused_calls(pid, before):
+    """The system calls seccomp refused to the front `pid`: the kernel's audit lines
+    logged after the last line of `before` (kernel_log()), so a line of an earlier process
+    that had the same pid does not count; None when the kernel log cannot be read."""
+    after = kernel_log()
+    if before is None or after is None:
+        return None
+    since = before[-1][0] if before else -1.0
+    return [l for t, l in after
+            if t > since and "type=1326" in l and " pid=%d " % pid in l and
+            'comm="scalws-front"' in l]
 
 
 # --- the rules ------------------------------------------------------------------------------
