@@ -278,6 +278,7 @@ def test_multi_mode_reload_lets_old_workers_finish_their_http3_connections():
             for _ in range(4):
                 assert h3(s.port, "/hello").only().status == 200
 
+
 def test_nat_rebinding_mid_connection():
     with server() as s:
         with UdpRelay(s.port) as relay:
@@ -354,6 +355,7 @@ def test_bench_load_tool_reads_gso_trains_whole_with_and_without_gro():
             assert code == 0, out
             assert "16 succeeded, 0 failed" in out, out
             assert "traffic: %d bytes of response bodies" % (16 * BIG) in out, out
+
 
 def steady_rss(s, flood, rounds=3):
     """RSS of the worker after each of `rounds` runs of `flood()`, once the connections it
