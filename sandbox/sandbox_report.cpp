@@ -122,7 +122,7 @@ std::vector<std::string> SandboxReport::toLines() const {
         std::to_string(seccomp.rules) + " rules)");
     if (seccomp.udpDatagrams) {
       lines.push_back(
-          "seccomp udp: HTTP/3 datagrams on the inherited sockets (recvmmsg, sendmsg); "
+          "seccomp udp: HTTP/3 datagrams on the inherited sockets (recvmmsg, sendmmsg); "
           "no UDP socket can be created");
     }
   } else {

@@ -410,7 +410,7 @@ def test_sandbox_allows_http3_datagrams_and_says_so():
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
         text = out.stdout.decode()
         assert out.returncode == 0, text
-        assert "seccomp udp: HTTP/3 datagrams on the inherited sockets (recvmmsg, sendmsg)" in text
+        assert "seccomp udp: HTTP/3 datagrams on the inherited sockets (recvmmsg, sendmmsg)" in text
         # Without an HTTP/3 listener the filter has no batched receive at all.
         with open(s.config_path) as f:
             plain = f.read().replace("http3 = true", "")

@@ -77,12 +77,26 @@ common::Status Listener::start() {
   }
   poll_->data = this;
   uv_poll_start(poll_, UV_READABLE, &Listener::onPoll);
+  // What timers and handlers write between reads goes out before the loop waits.
+  before_wait_ = new uv_prepare_t;
+  uv_prepare_init(loop_.uv(), before_wait_);
+  before_wait_->data = this;
+  uv_prepare_start(before_wait_, &Listener::onBeforeWait);
+  uv_unref(reinterpret_cast<uv_handle_t*>(before_wait_));
   return common::okStatus();
 }
 
 void Listener::stop() {
-  if (poll_ == nullptr) return;
+  socket_.flush();
+  ipc::closeAndDelete(before_wait_);
   ipc::closeAndDelete(poll_);
+}
+
+void Listener::onBeforeWait(uv_prepare_t* handle) {
+  auto* self = static_cast<Listener*>(handle->data);
+  if (self->socket_.queued() == 0) return;
+  self->socket_.flush();
+  self->countSocket();
 }
 
 void Listener::onPoll(uv_poll_t* handle, int status, int events) {
@@ -114,6 +128,7 @@ void Listener::onReadable() {
     endpoint_->endBatch(now);
     if (n < quic::UdpSocket::kBatch) break;
   }
+  socket_.flush();
   countSocket();
 }
 
@@ -148,6 +163,7 @@ void Listener::endForwarded() {
   if (!forwarded_) return;
   forwarded_ = false;
   endpoint_->endBatch(run_now_);
+  socket_.flush();
   countSocket();
 }
 

@@ -55,6 +55,7 @@ class Listener final : public quic::ConnectionFactory {
 
  private:
   static void onPoll(uv_poll_t* handle, int status, int events);
+  static void onBeforeWait(uv_prepare_t* handle);
   void onReadable();
   void followSnapshot();
   // The socket's and the endpoint's counters since the last call, into the loop's.
@@ -65,7 +66,8 @@ class Listener final : public quic::ConnectionFactory {
   ListenerSocket socket_info_;
   quic::UdpSocket socket_;
   std::unique_ptr<quic::Endpoint> endpoint_;
-  uv_poll_t* poll_ = nullptr;  // freed by its close callback
+  uv_poll_t* poll_ = nullptr;            // freed by its close callback
+  uv_prepare_t* before_wait_ = nullptr;  // flushes the socket's send queue; freed likewise
   const ConfigSnapshot* followed_ = nullptr;
   uint64_t counted_in_ = 0;  // socket bytes already added to the loop's counters
   uint64_t counted_out_ = 0;

@@ -23,15 +23,22 @@ bool Connection::writePackets(uint64_t now, DatagramSender& out, uint8_t* buf, s
   const size_t max_payload = ngtcp2_conn_get_max_tx_udp_payload_size(conn_);
   const size_t path_max = ngtcp2_conn_get_path_max_tx_udp_payload_size(conn_);
   size_t quantum = ngtcp2_conn_get_send_quantum(conn_) / max_payload;
-  const size_t max_packets =
-      std::max<size_t>(1, std::min({quantum, cap / max_payload, kMaxSegments}));
 
   for (int train = 0; train < kTrainsPerWrite; ++train) {
+    // Packets straight into the sender's queue where it has one (no copy), else into buf.
+    uint8_t* base = buf;
+    size_t room = cap;
+    if (std::span<uint8_t> space = out.sendSpace(); space.size() >= max_payload) {
+      base = space.data();
+      room = space.size();
+    }
+    const size_t max_packets =
+        std::max<size_t>(1, std::min({quantum, room / max_payload, kMaxSegments}));
     ngtcp2_path_storage ps;
     ngtcp2_path_storage first_path;
     ngtcp2_path_storage_zero(&ps);
     ngtcp2_path_storage_zero(&first_path);
-    uint8_t* pos = buf;
+    uint8_t* pos = base;
     size_t packets = 0;
     size_t segment = 0;
     uint32_t first_ecn = 0;
@@ -39,7 +46,7 @@ bool Connection::writePackets(uint64_t now, DatagramSender& out, uint8_t* buf, s
     auto sendTrain = [&](size_t len) {
       if (len > 0)
         out.send(first_path.path.local, first_path.path.remote, static_cast<uint8_t>(first_ecn),
-                 buf, len, segment);
+                 base, len, segment);
     };
     for (;;) {
       Application::Outgoing o;
@@ -80,7 +87,7 @@ bool Connection::writePackets(uint64_t now, DatagramSender& out, uint8_t* buf, s
       }
       if (n == 0) {
         // Nothing more now (or congestion-limited): send what the train holds.
-        sendTrain(static_cast<size_t>(pos - buf));
+        sendTrain(static_cast<size_t>(pos - base));
         ngtcp2_conn_update_pkt_tx_time(conn_, now);
         return false;
       }
@@ -92,7 +99,7 @@ bool Connection::writePackets(uint64_t now, DatagramSender& out, uint8_t* buf, s
       } else if (!ngtcp2_path_eq(&first_path.path, &ps.path) || first_ecn != info.ecn ||
                  size > segment || (segment > path_max && size != segment)) {
         // This packet cannot ride in the train: send the train, then it alone.
-        sendTrain(static_cast<size_t>(pos - buf));
+        sendTrain(static_cast<size_t>(pos - base));
         out.send(ps.path.local, ps.path.remote, static_cast<uint8_t>(info.ecn), pos, size, size);
         ngtcp2_conn_update_pkt_tx_time(conn_, now);
         break;
@@ -100,7 +107,7 @@ bool Connection::writePackets(uint64_t now, DatagramSender& out, uint8_t* buf, s
       pos += size;
       if (++packets == max_packets || size < segment) {
         // Full, or a short packet that can only be a train's last.
-        sendTrain(static_cast<size_t>(pos - buf));
+        sendTrain(static_cast<size_t>(pos - base));
         ngtcp2_conn_update_pkt_tx_time(conn_, now);
         break;
       }

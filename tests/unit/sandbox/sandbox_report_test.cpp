@@ -62,7 +62,7 @@ TEST(SandboxReportTest, Http3DatagramsAreShown) {
   r.seccomp.udpDatagrams = true;
   EXPECT_TRUE(hasLine(r.toLines(),
                       "seccomp udp: HTTP/3 datagrams on the inherited sockets (recvmmsg, "
-                      "sendmsg); no UDP socket can be created"));
+                      "sendmmsg); no UDP socket can be created"));
   EXPECT_EQ(r.toJson()["seccomp"]["udp_datagrams"], true);
 }
 
