@@ -7,6 +7,7 @@
 #include <poll.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "common/net/listen_socket.h"
@@ -27,102 +28,17 @@ common::UniqueFd boundUdp(uint16_t& port) {
   return std::move(fd).value();
 }
 
-bool waitReadable(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  return poll(&p, 1, 2000) == 1;
-}
+// A bound loopback socket and its UdpSocket.
+struct Peer {
+  uint16_t port = 0;
+  common::UniqueFd fd;
+  std::unique_ptr<UdpSocket> socket;
 
-TEST(UdpSocket, ReceivesWithBothAddressesAndSendsGsoTrains) {
-  uint16_t a_port = 0;
-  uint16_t b_port = 0;
-  common::UniqueFd a_fd = boundUdp(a_port);
-  common::UniqueFd b_fd = boundUdp(b_port);
-  UdpSocket a(a_fd.get());
-  UdpSocket b(b_fd.get());
-  ASSERT_TRUE(a.configure().ok());
-  ASSERT_TRUE(b.configure().ok());
-  EXPECT_EQ(a.port(), a_port);
-
-  // Three datagrams of 1000, 1000 and 300 bytes in one send.
-  std::vector<uint8_t> train(2300);
-  for (size_t i = 0; i < train.size(); ++i) train[i] = static_cast<uint8_t>(i / 1000);
-  SocketAddress from;
-  SocketAddress to;
-  *reinterpret_cast<sockaddr_in*>(&from.storage) = sockaddr_in{AF_INET, htons(a_port), {}, {}};
-  inet_pton(AF_INET, "127.0.0.1", &reinterpret_cast<sockaddr_in*>(&from.storage)->sin_addr);
-  from.len = sizeof(sockaddr_in);
-  to = from;
-  reinterpret_cast<sockaddr_in*>(&to.storage)->sin_port = htons(b_port);
-  a.send(ngtcpAddr(from), ngtcpAddr(to), 0, train.data(), train.size(), 1000);
-  EXPECT_EQ(a.queued(), 1u);  // held until the flush
-  EXPECT_EQ(a.stats().send_calls, 0u);
-  a.flush();
-  EXPECT_EQ(a.queued(), 0u);
-
-  ASSERT_TRUE(waitReadable(b_fd.get()));
-  Datagram got[UdpSocket::kBatch];
-  size_t n = 0;
-  for (int tries = 0; tries < 10 && n < 3; ++tries) {
-    n += b.receive(std::span<Datagram>(got + n, UdpSocket::kBatch - n));
-    if (n < 3) waitReadable(b_fd.get());
+  Peer() : fd(boundUdp(port)), socket(std::make_unique<UdpSocket>(fd.get())) {
+    EXPECT_TRUE(socket->configure().ok());
   }
-  ASSERT_EQ(n, 3u);
-  EXPECT_EQ(got[0].len, 1000u);
-  EXPECT_EQ(got[1].len, 1000u);
-  EXPECT_EQ(got[2].len, 300u);
-  EXPECT_EQ(got[2].data[0], 2);
-  const auto* local = reinterpret_cast<const sockaddr_in*>(&got[0].local.storage);
-  const auto* remote = reinterpret_cast<const sockaddr_in*>(&got[0].remote.storage);
-  EXPECT_EQ(ntohs(local->sin_port), b_port);  // the socket's port on the pktinfo address
-  EXPECT_EQ(ntohl(local->sin_addr.s_addr), INADDR_LOOPBACK);
-  EXPECT_EQ(ntohs(remote->sin_port), a_port);
-  EXPECT_EQ(a.stats().datagrams_out, 3u);
-  EXPECT_EQ(b.stats().bytes_in, 2300u);
-  // The kernel here has UDP_SEGMENT: the three datagrams left in one system call.
-  EXPECT_TRUE(a.gso());
-  EXPECT_EQ(a.stats().send_calls, 1u);
-
-  // Without GSO (a kernel or device that refused it): the same train, a call per datagram.
-  a.disableGsoForTest();
-  a.send(ngtcpAddr(from), ngtcpAddr(to), 0, train.data(), train.size(), 1000);
-  a.flush();
-  ASSERT_TRUE(waitReadable(b_fd.get()));
-  n = 0;
-  for (int tries = 0; tries < 10 && n < 3; ++tries) {
-    n += b.receive(std::span<Datagram>(got + n, UdpSocket::kBatch - n));
-    if (n < 3) waitReadable(b_fd.get());
-  }
-  ASSERT_EQ(n, 3u);
-  EXPECT_EQ(got[0].len, 1000u);
-  EXPECT_EQ(got[2].len, 300u);
-  EXPECT_EQ(got[2].data[0], 2);
-  EXPECT_EQ(a.stats().datagrams_out, 6u);
-  EXPECT_EQ(a.stats().send_calls, 4u);
-}
-
-size_t receiveAll(UdpSocket& s, int fd, Datagram* got, size_t want) {
-  size_t n = 0;
-  for (int tries = 0; tries < 10 && n < want; ++tries) {
-    if (!waitReadable(fd)) break;
-    n += s.receive(std::span<Datagram>(got + n, UdpSocket::kBatch - n));
-  }
-  return n;
-}
-
-TEST(UdpSocket, QueuedTrainsToSeveralPeersLeaveInOneCallAndInOrder) {
-  uint16_t a_port = 0;
-  uint16_t b_port = 0;
-  uint16_t c_port = 0;
-  common::UniqueFd a_fd = boundUdp(a_port);
-  common::UniqueFd b_fd = boundUdp(b_port);
-  common::UniqueFd c_fd = boundUdp(c_port);
-  UdpSocket a(a_fd.get());
-  UdpSocket b(b_fd.get());
-  UdpSocket c(c_fd.get());
-  ASSERT_TRUE(a.configure().ok());
-  ASSERT_TRUE(b.configure().ok());
-  ASSERT_TRUE(c.configure().ok());
-  auto address = [](uint16_t port) {
+  // 127.0.0.1 and the port.
+  SocketAddress address() const {
     SocketAddress s;
     auto* in = reinterpret_cast<sockaddr_in*>(&s.storage);
     in->sin_family = AF_INET;
@@ -130,66 +46,121 @@ TEST(UdpSocket, QueuedTrainsToSeveralPeersLeaveInOneCallAndInOrder) {
     inet_pton(AF_INET, "127.0.0.1", &in->sin_addr);
     s.len = sizeof(sockaddr_in);
     return s;
-  };
-  SocketAddress from = address(a_port);
-  SocketAddress to_b = address(b_port);
-  SocketAddress to_c = address(c_port);
+  }
+  // Reads until `want` datagrams came (or two seconds passed without one).
+  size_t receive(Datagram* got, size_t want) {
+    size_t n = 0;
+    for (int tries = 0; tries < 10 && n < want; ++tries) {
+      pollfd p{fd.get(), POLLIN, 0};
+      if (poll(&p, 1, 2000) != 1) break;
+      n += socket->receive(std::span<Datagram>(got + n, UdpSocket::kBatch - n));
+    }
+    return n;
+  }
+};
+
+TEST(UdpSocket, ReceivesWithBothAddressesAndSendsGsoTrains) {
+  Peer a;
+  Peer b;
+  EXPECT_EQ(a.socket->port(), a.port);
+
+  // Three datagrams of 1000, 1000 and 300 bytes in one send.
+  std::vector<uint8_t> train(2300);
+  for (size_t i = 0; i < train.size(); ++i) train[i] = static_cast<uint8_t>(i / 1000);
+  SocketAddress from = a.address();
+  SocketAddress to = b.address();
+  a.socket->send(ngtcpAddr(from), ngtcpAddr(to), 0, train.data(), train.size(), 1000);
+  EXPECT_EQ(a.socket->queued(), 1u);  // held until the flush
+  EXPECT_EQ(a.socket->stats().send_calls, 0u);
+  a.socket->flush();
+  EXPECT_EQ(a.socket->queued(), 0u);
+
+  Datagram got[UdpSocket::kBatch];
+  ASSERT_EQ(b.receive(got, 3), 3u);
+  EXPECT_EQ(got[0].len, 1000u);
+  EXPECT_EQ(got[1].len, 1000u);
+  EXPECT_EQ(got[2].len, 300u);
+  EXPECT_EQ(got[2].data[0], 2);
+  const auto* local = reinterpret_cast<const sockaddr_in*>(&got[0].local.storage);
+  const auto* remote = reinterpret_cast<const sockaddr_in*>(&got[0].remote.storage);
+  EXPECT_EQ(ntohs(local->sin_port), b.port);  // the socket's port on the pktinfo address
+  EXPECT_EQ(ntohl(local->sin_addr.s_addr), INADDR_LOOPBACK);
+  EXPECT_EQ(ntohs(remote->sin_port), a.port);
+  EXPECT_EQ(a.socket->stats().datagrams_out, 3u);
+  EXPECT_EQ(b.socket->stats().bytes_in, 2300u);
+  // The kernel here has UDP_SEGMENT: the three datagrams left in one system call.
+  EXPECT_TRUE(a.socket->gso());
+  EXPECT_EQ(a.socket->stats().send_calls, 1u);
+
+  // Without GSO (a kernel or device that refused it): the same train, a call per datagram.
+  a.socket->disableGsoForTest();
+  a.socket->send(ngtcpAddr(from), ngtcpAddr(to), 0, train.data(), train.size(), 1000);
+  a.socket->flush();
+  ASSERT_EQ(b.receive(got, 3), 3u);
+  EXPECT_EQ(got[0].len, 1000u);
+  EXPECT_EQ(got[2].len, 300u);
+  EXPECT_EQ(got[2].data[0], 2);
+  EXPECT_EQ(a.socket->stats().datagrams_out, 6u);
+  EXPECT_EQ(a.socket->stats().send_calls, 4u);
+}
+
+TEST(UdpSocket, QueuedTrainsToSeveralPeersLeaveInOneCallAndInOrder) {
+  Peer a;
+  Peer b;
+  Peer c;
+  SocketAddress from = a.address();
+  SocketAddress to_b = b.address();
+  SocketAddress to_c = c.address();
+  UdpSocket& out = *a.socket;
 
   // Written in place: a train of two to b, one datagram to c, then one more to b.
-  std::span<uint8_t> space = a.sendSpace();
+  std::span<uint8_t> space = out.sendSpace();
   ASSERT_GE(space.size(), UdpSocket::kMinSpace);
   std::memset(space.data(), 'b', 1200);
   std::memset(space.data() + 1200, 'B', 1000);
-  a.send(ngtcpAddr(from), ngtcpAddr(to_b), 0, space.data(), 2200, 1200);
-  space = a.sendSpace();
+  out.send(ngtcpAddr(from), ngtcpAddr(to_b), 0, space.data(), 2200, 1200);
+  space = out.sendSpace();
   std::memset(space.data(), 'c', 500);
-  a.send(ngtcpAddr(from), ngtcpAddr(to_c), 0, space.data(), 500, 500);
+  out.send(ngtcpAddr(from), ngtcpAddr(to_c), 0, space.data(), 500, 500);
   // From a buffer of the caller's (a Retry, a close packet): copied in behind them.
   std::vector<uint8_t> own(300, 'z');
-  a.send(ngtcpAddr(from), ngtcpAddr(to_b), 0, own.data(), own.size(), own.size());
+  out.send(ngtcpAddr(from), ngtcpAddr(to_b), 0, own.data(), own.size(), own.size());
   own.assign(own.size(), 0);  // the queue holds its own copy
-  EXPECT_EQ(a.queued(), 3u);
-  a.flush();
-  EXPECT_EQ(a.stats().send_calls, 1u);
-  EXPECT_EQ(a.stats().datagrams_out, 4u);
-  EXPECT_EQ(a.stats().bytes_out, 3000u);
+  EXPECT_EQ(out.queued(), 3u);
+  out.flush();
+  EXPECT_EQ(out.stats().send_calls, 1u);
+  EXPECT_EQ(out.stats().datagrams_out, 4u);
+  EXPECT_EQ(out.stats().bytes_out, 3000u);
 
   Datagram got[UdpSocket::kBatch];
-  ASSERT_EQ(receiveAll(b, b_fd.get(), got, 3), 3u);
+  ASSERT_EQ(b.receive(got, 3), 3u);
   EXPECT_EQ(got[0].len, 1200u);
   EXPECT_EQ(got[0].data[0], 'b');
   EXPECT_EQ(got[1].len, 1000u);
   EXPECT_EQ(got[1].data[999], 'B');
   EXPECT_EQ(got[2].len, 300u);
   EXPECT_EQ(got[2].data[0], 'z');
-  ASSERT_EQ(receiveAll(c, c_fd.get(), got, 1), 1u);
+  ASSERT_EQ(c.receive(got, 1), 1u);
   EXPECT_EQ(got[0].len, 500u);
   EXPECT_EQ(got[0].data[499], 'c');
 }
 
 TEST(UdpSocket, AFullQueueGoesOutOnItsOwn) {
-  uint16_t a_port = 0;
-  uint16_t b_port = 0;
-  common::UniqueFd a_fd = boundUdp(a_port);
-  common::UniqueFd b_fd = boundUdp(b_port);
-  UdpSocket a(a_fd.get());
-  ASSERT_TRUE(a.configure().ok());
-  SocketAddress from;
-  auto* in = reinterpret_cast<sockaddr_in*>(&from.storage);
-  in->sin_family = AF_INET;
-  inet_pton(AF_INET, "127.0.0.1", &in->sin_addr);
-  from.len = sizeof(sockaddr_in);
-  SocketAddress to = from;
-  in->sin_port = htons(a_port);
-  reinterpret_cast<sockaddr_in*>(&to.storage)->sin_port = htons(b_port);
+  Peer a;
+  Peer b;
+  SocketAddress from = a.address();
+  SocketAddress to = b.address();
   std::vector<uint8_t> datagram(100, 'q');
   for (size_t i = 0; i < UdpSocket::kQueueMessages; ++i) {
-    a.send(ngtcpAddr(from), ngtcpAddr(to), 0, datagram.data(), datagram.size(), datagram.size());
+    a.socket->send(ngtcpAddr(from), ngtcpAddr(to), 0, datagram.data(), datagram.size(),
+                   datagram.size());
   }
-  // The 64th message filled the queue: it went out without a flush, in one call.
-  EXPECT_EQ(a.queued(), 0u);
-  EXPECT_EQ(a.stats().send_calls, 1u);
-  EXPECT_EQ(a.stats().datagrams_out, UdpSocket::kQueueMessages);
+  // The last message filled the queue: it went out without a flush, in one call.
+  EXPECT_EQ(a.socket->queued(), 0u);
+  EXPECT_EQ(a.socket->stats().send_calls, 1u);
+  EXPECT_EQ(a.socket->stats().datagrams_out, UdpSocket::kQueueMessages);
+  Datagram got[UdpSocket::kBatch];
+  EXPECT_EQ(b.receive(got, UdpSocket::kBatch), UdpSocket::kBatch);
 }
 
 }  // namespace
