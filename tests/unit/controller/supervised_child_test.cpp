@@ -314,6 +314,11 @@ TEST_F(SupervisedChildTest, GivesUpAtTheCrashLimit) {
 TEST_F(SupervisedChildTest, WithoutGivingUpItRestartsForEverAndAnswersTheWaitingStart) {
   config_.gives_up = false;
   limits_.crash_limit = 2;
+  // The waiting start is answered on the loop's next turn after the exit; when a loaded
+  // machine holds the loop longer than the backoff, the restart is due in that same turn
+  // and the state below would read "starting". A backoff no stall reaches keeps them apart.
+  limits_.first_backoff_ms = 300;
+  limits_.max_backoff_ms = 300;
   flag("fail");
   auto c = make();
   c->setSupervised(true);
