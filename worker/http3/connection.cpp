@@ -158,7 +158,9 @@ void Connection::onStreamClosed(Stream& stream) noexcept {
 void Connection::onOutputPending() noexcept {
   // An asynchronous handler wrote: send now, unless a batch or the timer is under way
   // (it flushes when it ends).
-  if (!in_event_ && state_ == State::kServing) flush(nowNs());
+  if (in_event_ || state_ != State::kServing) return;
+  flush(nowNs());
+  listener_.sendQueued();
 }
 
 void Connection::onBodyTooLarge(Stream& stream) noexcept {
@@ -172,7 +174,9 @@ void Connection::beginShutdown() {
   } else {
     transport_.close(NGHTTP3_H3_NO_ERROR);
   }
-  if (!in_event_) flush(nowNs());
+  if (in_event_) return;
+  flush(nowNs());
+  listener_.sendQueued();
 }
 
 void Connection::forceClose() {
@@ -180,6 +184,7 @@ void Connection::forceClose() {
   transport_.close(NGHTTP3_H3_NO_ERROR);
   transport_.write(nowNs(), listener_.socket(), listener_.endpoint().sendBuffer(),
                    quic::Endpoint::kSendBuffer);
+  listener_.sendQueued();
   destroy();
 }
 

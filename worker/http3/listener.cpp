@@ -119,6 +119,7 @@ void Listener::followSnapshot() {
 void Listener::onReadable() {
   followSnapshot();
   quic::Datagram batch[quic::UdpSocket::kBatch];
+  reading_ = true;
   for (int round = 0; round < kBatchesPerEvent; ++round) {
     size_t n = socket_.receive(batch);
     if (n == 0) break;
@@ -126,8 +127,15 @@ void Listener::onReadable() {
     uint64_t unix_now = unixNow();
     for (size_t i = 0; i < n; ++i) endpoint_->onDatagram(batch[i], now, unix_now);
     endpoint_->endBatch(now);
+    socket_.flush();  // the answers to this batch leave before the next batch is read
     if (n < quic::UdpSocket::kBatch) break;
   }
+  reading_ = false;
+  countSocket();
+}
+
+void Listener::sendQueued() {
+  if (reading_ || forwarded_ || socket_.queued() == 0) return;
   socket_.flush();
   countSocket();
 }

@@ -38,6 +38,10 @@ class Listener final : public quic::ConnectionFactory {
   // connections it reached write at endForwarded().
   void onForwarded(std::span<const uint8_t> message);
   void endForwarded();
+  // Sends what connections queued on the socket, unless a batch is under way (it sends
+  // at its end). For writes outside the listener's batches and the loop's timers (whose
+  // writes the prepare handle sends): a handler that answered later, a shutdown.
+  void sendQueued();
   // Stops reading and closes the poll handle (the loop is ending; no connection is left).
   void stop();
 
@@ -72,6 +76,7 @@ class Listener final : public quic::ConnectionFactory {
   uint64_t counted_in_ = 0;  // socket bytes already added to the loop's counters
   uint64_t counted_out_ = 0;
   uint64_t counted_retries_ = 0;
+  bool reading_ = false;    // in onReadable()
   bool forwarded_ = false;  // datagrams from the front since the last endForwarded()
   uint64_t run_now_ = 0;    // the clocks of that run
   uint64_t run_unix_now_ = 0;
