@@ -244,8 +244,10 @@ def test_sigterm_gives_up_on_a_stuck_request_after_shutdown_timeout(mode):
             assert how in ("eof", "reset"), how
 
 
-def cpus_allowed(pid):
-    with open("/proc/%d/status" % pid) as f:
+def cpus_allowed(pid, tid=None):
+    """Cpus_allowed_list of a process, or of one of its threads."""
+    path = "/proc/%d/status" % pid if tid is None else "/proc/%d/task/%s/status" % (pid, tid)
+    with open(path) as f:
         for line in f:
             if line.startswith("Cpus_allowed_list:"):
                 return line.split(":", 1)[1].strip()
@@ -282,7 +284,7 @@ def test_single_mode_binds_the_sandboxed_process_and_its_loop_threads():
         for _ in range(10):
             assert served_body(s) == b"v1"
         tasks = os.listdir("/proc/%d/task" % s.pid)
-        assert tasks and all(cpus_allowed_task(s.pid, t) == str(b) for t in tasks)
+        assert tasks and all(cpus_allowed(s.pid, t) == str(b) for t in tasks)
 
 
 def test_single_mode_without_the_sandbox_pins_each_loop_thread():
@@ -292,13 +294,5 @@ def test_single_mode_without_the_sandbox_pins_each_loop_thread():
         for _ in range(4):
             assert served_body(s) == b"v1"
         tasks = os.listdir("/proc/%d/task" % s.pid)
-        pinned = sorted(cpus_allowed_task(s.pid, t) for t in tasks)
+        pinned = sorted(cpus_allowed(s.pid, t) for t in tasks)
         assert str(a) in pinned and str(b) in pinned, pinned
-
-
-def cpus_allowed_task(pid, tid):
-    with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-        for line in f:
-            if line.startswith("Cpus_allowed_list:"):
-                return line.split(":", 1)[1].strip()
-    return None
