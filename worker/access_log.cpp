@@ -1,6 +1,5 @@
 #include "worker/access_log.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <uv.h>
@@ -11,6 +10,7 @@
 #include <ctime>
 
 #include "common/log.h"
+#include "worker/http/address_text.h"
 #include "worker/http/decimal.h"
 
 namespace scalws::worker {
@@ -60,17 +60,10 @@ void AccessLog::appendEscaped(std::string_view s, bool json) {
 }
 
 void AccessLog::appendPeer(const Request& r) {
-  char text[INET6_ADDRSTRLEN] = "-";
-  if (r.peer != nullptr) {
-    const sockaddr_storage& a = r.peer->address;
-    if (a.ss_family == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&a)->sin_addr, text, sizeof(text));
-    } else if (a.ss_family == AF_INET6) {
-      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr, text,
-                sizeof(text));
-    }
-  }
-  buffer_.append(text);
+  char text[kAddressTextSize];
+  std::string_view peer = r.peer != nullptr ? addressText(r.peer->address, text, MappedV4::kAsIpv6)
+                                            : std::string_view();
+  buffer_.append(peer.empty() ? std::string_view("-") : peer);
 }
 
 void AccessLog::appendNumber(uint64_t n) {

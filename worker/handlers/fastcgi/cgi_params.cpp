@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "worker/handlers/fastcgi/record_writer.h"
+#include "worker/http/address_text.h"
 
 namespace scalws::worker::fastcgi {
 namespace {
@@ -33,25 +34,18 @@ void appendJoined(std::string& out, std::string_view name,
 }
 
 void appendRemote(std::string& out, const PeerInfo& peer) {
-  char addr[INET6_ADDRSTRLEN] = "";
+  // An IPv4 client on a dual-stack listener is written dotted: PHP code expects that form.
+  char addr[kAddressTextSize];
+  std::string_view addr_text = addressText(peer.address, addr);
   uint16_t port = 0;
   if (peer.address.ss_family == AF_INET) {
-    const auto* sin = reinterpret_cast<const sockaddr_in*>(&peer.address);
-    inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
-    port = ntohs(sin->sin_port);
+    port = ntohs(reinterpret_cast<const sockaddr_in*>(&peer.address)->sin_port);
   } else if (peer.address.ss_family == AF_INET6) {
-    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&peer.address);
-    if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
-      // An IPv4 client on a dual-stack listener: PHP code expects the dotted form.
-      inet_ntop(AF_INET, sin6->sin6_addr.s6_addr + 12, addr, sizeof(addr));
-    } else {
-      inet_ntop(AF_INET6, &sin6->sin6_addr, addr, sizeof(addr));
-    }
-    port = ntohs(sin6->sin6_port);
+    port = ntohs(reinterpret_cast<const sockaddr_in6*>(&peer.address)->sin6_port);
   }
   char port_text[8];
   auto r = std::to_chars(port_text, port_text + sizeof(port_text), port);
-  appendNameValue(out, "REMOTE_ADDR", addr);
+  appendNameValue(out, "REMOTE_ADDR", addr_text);
   appendNameValue(out, "REMOTE_PORT", std::string_view(port_text, r.ptr - port_text));
 }
 

@@ -1,7 +1,5 @@
 #include "worker/handlers/proxy/request_head.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <uv.h>
@@ -9,6 +7,7 @@
 #include <array>
 #include <cstring>
 
+#include "worker/http/address_text.h"
 #include "worker/http/method.h"
 
 namespace scalws::worker::proxy {
@@ -146,21 +145,6 @@ void appendQuotedIfNeeded(std::string& out, std::string_view value) {
 
 }  // namespace
 
-std::string_view clientAddressText(const PeerInfo& peer, char (&buf)[64]) {
-  if (peer.address.ss_family == AF_INET) {
-    const auto* sin = reinterpret_cast<const sockaddr_in*>(&peer.address);
-    if (inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof(buf)) != nullptr) return buf;
-  } else if (peer.address.ss_family == AF_INET6) {
-    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&peer.address);
-    if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
-      if (inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], buf, sizeof(buf)) != nullptr) return buf;
-    } else if (inet_ntop(AF_INET6, &sin6->sin6_addr, buf, sizeof(buf)) != nullptr) {
-      return buf;
-    }
-  }
-  return {};
-}
-
 RequestFraming requestFramingOf(const Request& request, uint64_t& content_length) {
   content_length = 0;
   if (!request.has_body) {
@@ -231,8 +215,8 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
   }
   out.append(options.conditional);
 
-  char buf[64];
-  std::string_view client = clientAddressText(*request.peer, buf);
+  char buf[kAddressTextSize];
+  std::string_view client = addressText(request.peer->address, buf);
   bool tls = request.peer->tls;
   appendListField(out, request, "X-Forwarded-For", client.empty() ? "unknown" : client);
   appendField(out, "X-Forwarded-Proto", tls ? "https" : "http");

@@ -55,7 +55,4 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
 void appendChunk(std::string& out, std::string_view data);
 inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
-// The client's address as X-Forwarded-For writes it ("192.0.2.1", "2001:db8::1"), or "".
-std::string_view clientAddressText(const PeerInfo& peer, char (&buf)[64]);
-
 }  // namespace scalws::worker::proxy
