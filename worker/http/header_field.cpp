@@ -17,9 +17,8 @@ constexpr std::array<bool, 256> kTokenTable = makeTokenTable();
 
 }  // namespace
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
+bool sameSizeEqualsIgnoreCase(const char* a, const char* b, size_t size) {
+  for (size_t i = 0; i < size; ++i) {
     if (asciiLower(a[i]) != asciiLower(b[i])) return false;
   }
   return true;

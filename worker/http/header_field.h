@@ -1,6 +1,7 @@
 // A header as views, and the ASCII helpers every codec needs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -17,7 +18,12 @@ inline char asciiLower(char c) {
 
 // `s` with ASCII letters lower-cased (names and hosts compare that way; nothing else changes).
 std::string asciiLowerCopy(std::string_view s);
-bool equalsIgnoreCase(std::string_view a, std::string_view b);
+// Two strings of one size, compared with ASCII letters folded.
+bool sameSizeEqualsIgnoreCase(const char* a, const char* b, size_t size);
+// Inline: most calls compare a field name with a name of another length, and end here.
+inline bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && sameSizeEqualsIgnoreCase(a.data(), b.data(), a.size());
+}
 // True when `list` (a comma-separated header value) holds `token`, case-insensitively.
 bool headerListContains(std::string_view list, std::string_view token);
 // RFC 9110 §5.6.2 token characters.

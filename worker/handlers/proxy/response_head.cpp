@@ -9,7 +9,32 @@ constexpr std::array<std::string_view, 10> kDroppedResponseFields = {
     "connection",     "keep-alive", "proxy-connection", "te",     "trailer", "transfer-encoding",
     "content-length", "date",       "server",           "upgrade"};
 
-bool dropped(const HeaderField& h, const UpstreamResponseHead& head, const ProxyRoute& route,
+// Whether a Connection field of `head` names a field. Most answers have no Connection
+// field, and then no field is looked up in one.
+class ConnectionOptions {
+ public:
+  explicit ConnectionOptions(const UpstreamResponseHead& head) {
+    for (const HeaderField& h : head.headers) {
+      if (equalsIgnoreCase(h.name, "connection")) {
+        head_ = &head;
+        return;
+      }
+    }
+  }
+
+  bool names(std::string_view name) const {
+    if (head_ == nullptr) return false;
+    for (const HeaderField& h : head_->headers) {
+      if (equalsIgnoreCase(h.name, "connection") && headerListContains(h.value, name)) return true;
+    }
+    return false;
+  }
+
+ private:
+  const UpstreamResponseHead* head_ = nullptr;  // null: it has no Connection field
+};
+
+bool dropped(const HeaderField& h, const ConnectionOptions& connection, const ProxyRoute& route,
              bool upgrade) {
   for (std::string_view name : kDroppedResponseFields) {
     if (!equalsIgnoreCase(h.name, name)) continue;
@@ -23,21 +48,23 @@ bool dropped(const HeaderField& h, const UpstreamResponseHead& head, const Proxy
   for (const auto& set : route.set_response_headers) {
     if (equalsIgnoreCase(h.name, set.name)) return true;
   }
-  if (upgrade) return false;
-  for (const HeaderField& c : head.headers) {
-    if (equalsIgnoreCase(c.name, "connection") && headerListContains(c.value, h.name)) return true;
+  return !upgrade && connection.names(h.name);
+}
+
+void keepEndToEnd(const UpstreamResponseHead& head, const ProxyRoute& route, bool upgrade,
+                  std::vector<HeaderField>& out) {
+  out.clear();
+  ConnectionOptions connection(head);
+  for (const HeaderField& h : head.headers) {
+    if (!dropped(h, connection, route, upgrade)) out.push_back(h);
   }
-  return false;
 }
 
 }  // namespace
 
 void filterResponseHeaders(const UpstreamResponseHead& head, const ProxyRoute& route, bool upgrade,
                            std::vector<HeaderField>& out) {
-  out.clear();
-  for (const HeaderField& h : head.headers) {
-    if (!dropped(h, head, route, upgrade)) out.push_back(h);
-  }
+  keepEndToEnd(head, route, upgrade, out);
   for (const auto& set : route.set_response_headers)
     out.push_back(HeaderField{set.name, set.value});
   // RFC 9110 §7.6.3: the upstream's Via fields stay, ours follows them (two fields of one
@@ -47,10 +74,7 @@ void filterResponseHeaders(const UpstreamResponseHead& head, const ProxyRoute& r
 
 void filterInterimHeaders(const UpstreamResponseHead& head, const ProxyRoute& route,
                           std::vector<HeaderField>& out) {
-  out.clear();
-  for (const HeaderField& h : head.headers) {
-    if (!dropped(h, head, route, false)) out.push_back(h);
-  }
+  keepEndToEnd(head, route, false, out);
 }
 
 }  // namespace scalws::worker::proxy
