@@ -271,6 +271,53 @@ TEST(ResponseParser, RefusesBadFraming) {
   }
 }
 
+// The head is checked a word at a time: a byte is judged the same at every offset of a
+// word, and in every split of the input.
+TEST(ResponseParser, EveryByteOfTheHeadIsCheckedWhereverItLies) {
+  const std::string prefix = "HTTP/1.1 200 OK\r\nX-Value: ";
+  const std::string suffix = "\r\nContent-Length: 0\r\n\r\n";
+  const struct {
+    char byte;
+    const char* error;  // null: allowed
+  } bytes[] = {
+      {'\0', "control character in the response head"},
+      {'\x01', "control character in the response head"},
+      {'\x1f', "control character in the response head"},
+      {'\x7f', "control character in the response head"},
+      {'\n', "bare LF in the response head"},
+      {'\r', "bare CR in the response head"},
+      {'\t', nullptr},
+      {' ', nullptr},
+      {'~', nullptr},
+      {'\x80', nullptr},
+      {'\xff', nullptr},
+  };
+  for (const auto& b : bytes) {
+    for (size_t at = 0; at < 24; ++at) {
+      std::string value(23, 'v');
+      value.insert(at, 1, b.byte);
+      for (Split split : kAllSplits) {
+        SCOPED_TRACE("byte " + std::to_string(static_cast<unsigned char>(b.byte)) + " at " +
+                     std::to_string(at) + " " + splitName(split));
+        Parsed p = parse(prefix + value + suffix, split);
+        if (b.error != nullptr) {
+          EXPECT_EQ(p.outcome, ResponseParser::Outcome::kError);
+          EXPECT_EQ(p.error, b.error);
+        } else {
+          ASSERT_EQ(p.outcome, ResponseParser::Outcome::kComplete) << p.error;
+          ASSERT_EQ(p.headers.size(), 2u);
+          // Field values are trimmed of the whitespace at their ends (RFC 9110 §5.5).
+          std::string expected = value;
+          bool blank = b.byte == ' ' || b.byte == '\t';
+          if (blank && at == 0) expected.erase(0, 1);
+          if (blank && at == 23) expected.pop_back();
+          EXPECT_EQ(p.headers[0].second, expected);
+        }
+      }
+    }
+  }
+}
+
 TEST(ResponseParser, TooManyHeaders) {
   std::string input = "HTTP/1.1 200 OK\r\n";
   for (int i = 0; i < 101; ++i) input += "X-" + std::to_string(i) + ": v\r\n";
