@@ -5,7 +5,7 @@
 # "Traps"). The kernel's share (TCP, the sandbox's syscall entry) is not in it.
 #
 #   bench/instructions.sh [--scalwsd PATH] [--requests N]
-#                         [--scenario respond|static-small|cache-hit]
+#                         [--scenario respond|static-small|proxy|cache-hit]
 #
 # Runs the worker twice under callgrind, serving N/10 and then N + N/10 requests (h2load
 # --h1, 8 connections), and divides the difference by N, so start-up and shutdown cancel
@@ -14,9 +14,10 @@
 # scenario. valgrind 3.19 does not know openat2, so for static-small a small preloaded shim
 # (built here with cc) turns the worker's openat2 calls into openat: the count is exact for
 # comparing two builds, and the shim's few instructions are outside the per-request path
-# (a cache hit opens nothing). `cache-hit` is a proxy route with the response cache whose
-# upstream (a second scalwsd, not measured) answers with max-age=3600: every request after
-# the first is a memory hit, as the benchmark's scenario. With KEEP_CG=DIR the two
+# (a cache hit opens nothing). `proxy` is a proxy route to an upstream (a second scalwsd,
+# not measured) over kept connections; `cache-hit` the same route with the response cache,
+# the upstream answering with max-age=3600: every request after the first is a memory hit,
+# as the benchmark's scenario. With KEEP_CG=DIR the two
 # profiles stay in DIR as cg.N.out, for callgrind_annotate to tell where two builds differ.
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -39,6 +40,7 @@ done
 case $SCENARIO in
   respond) URL_PATH=/respond ;;
   static-small) URL_PATH=/small.txt ;;
+  proxy) URL_PATH=/proxied ;;
   cache-hit) URL_PATH=/cached ;;
   *) echo "instructions.sh: unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac
@@ -107,7 +109,7 @@ EOT
     preload=(env "LD_PRELOAD=$dir/openat2_shim.so")
   fi
   local upstream=""
-  if [[ $SCENARIO == cache-hit ]]; then
+  if [[ $SCENARIO == cache-hit || $SCENARIO == proxy ]]; then
     local upstream_port=""
     pick_free_port upstream_port
     cat >"$dir/upstream.toml" <<EOT
@@ -124,14 +126,19 @@ EOT
     "$SCALWSD" --config "$dir/upstream.toml" >"$dir/upstream.log" 2>&1 &
     upstream=$!
     wait_for_listen "$upstream_port" "$upstream" 30 || die "upstream scalwsd did not start: $(cat "$dir/upstream.log")"
+    local cache_line='' cache_table=''
+    if [[ $SCENARIO == cache-hit ]]; then
+      cache_line=', cache = "bench"'
+      cache_table=$'[cache.bench]\nmemory = "64m"'
+    fi
     cat >>"$dir/site.toml" <<EOT
 [[route]]
 match = { prefix = "/" }
-proxy = { upstream = "backend", cache = "bench" }
+proxy = { upstream = "backend"$cache_line }
 [upstream.backend]
 servers = ["127.0.0.1:$upstream_port"]
-[cache.bench]
-memory = "64m"
+keepalive = 64
+$cache_table
 EOT
   fi
   "${preload[@]}" valgrind --tool=callgrind --trace-children=yes \
