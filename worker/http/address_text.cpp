@@ -5,29 +5,19 @@
 
 #include <cstdint>
 
+#include "worker/http/decimal.h"
+
 namespace scalws::worker {
 namespace {
 
-// a.b.c.d into `out` (at least 16 bytes); returns the length.
+// a.b.c.d into `out` (room for 15); returns the length.
 size_t writeDottedQuad(const uint8_t* octets, char* out) {
-  char* p = out;
+  size_t n = 0;
   for (int i = 0; i < 4; ++i) {
-    unsigned v = octets[i];
-    if (v >= 100) {
-      *p++ = static_cast<char>('0' + v / 100);
-      v %= 100;
-      *p++ = static_cast<char>('0' + v / 10);
-      *p++ = static_cast<char>('0' + v % 10);
-    } else if (v >= 10) {
-      *p++ = static_cast<char>('0' + v / 10);
-      *p++ = static_cast<char>('0' + v % 10);
-    } else {
-      *p++ = static_cast<char>('0' + v);
-    }
-    if (i < 3) *p++ = '.';
+    if (i > 0) out[n++] = '.';
+    n += formatDecimal(octets[i], out + n);
   }
-  *p = '\0';
-  return static_cast<size_t>(p - out);
+  return n;
 }
 
 }  // namespace

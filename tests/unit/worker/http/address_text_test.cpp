@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 
-#include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace scalws::worker {
 namespace {
