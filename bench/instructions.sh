@@ -5,7 +5,7 @@
 # "Traps"). The kernel's share (TCP, the sandbox's syscall entry) is not in it.
 #
 #   bench/instructions.sh [--scalwsd PATH] [--requests N]
-#                         [--scenario respond|static-small|proxy|cache-hit]
+#                         [--scenario respond|static-small|proxy|cache-hit|node]
 #
 # Runs the worker twice under callgrind, serving N/10 and then N + N/10 requests (h2load
 # --h1, 8 connections), and divides the difference by N, so start-up and shutdown cancel
@@ -17,7 +17,9 @@
 # (a cache hit opens nothing). `proxy` is a proxy route to an upstream (a second scalwsd,
 # not measured) over kept connections; `cache-hit` the same route with the response cache,
 # the upstream answering with max-age=3600: every request after the first is a memory hit,
-# as the benchmark's scenario. With KEEP_CG=DIR the two
+# as the benchmark's scenario. `node` is the proxy route to the benchmark's hello-world Node.js
+# app on a unix socket (bench/apps/hello.js, not measured), as the `node` scenario. With
+# KEEP_CG=DIR the two
 # profiles stay in DIR as cg.N.out, for callgrind_annotate to tell where two builds differ.
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +44,7 @@ case $SCENARIO in
   static-small) URL_PATH=/small.txt ;;
   proxy) URL_PATH=/proxied ;;
   cache-hit) URL_PATH=/cached ;;
+  node) URL_PATH=/node ;;
   *) echo "instructions.sh: unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac
 for tool in valgrind h2load; do
@@ -109,6 +112,24 @@ EOT
     preload=(env "LD_PRELOAD=$dir/openat2_shim.so")
   fi
   local upstream=""
+  if [[ $SCENARIO == node ]]; then
+    PORT=$dir/app.sock node "$BENCH_DIR/apps/hello.js" >"$dir/app.log" 2>&1 &
+    upstream=$!
+    local waited=0
+    until [[ -S $dir/app.sock ]]; do
+      ((waited++ < 100)) || die "the node app did not start: $(cat "$dir/app.log")"
+      sleep 0.1
+    done
+    chmod 0666 "$dir/app.sock"  # the worker drops to nobody
+    cat >>"$dir/site.toml" <<EOT
+[[route]]
+match = { prefix = "/" }
+proxy = { upstream = "app" }
+[upstream.app]
+servers = ["unix:$dir/app.sock"]
+keepalive = 64
+EOT
+  fi
   if [[ $SCENARIO == cache-hit || $SCENARIO == proxy ]]; then
     local upstream_port=""
     pick_free_port upstream_port
