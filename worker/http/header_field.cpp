@@ -17,19 +17,6 @@ constexpr std::array<uint8_t, 256> makeTokenTable() {
 }
 constexpr std::array<uint8_t, 256> kTokenTable = makeTokenTable();
 
-constexpr uint64_t kEveryByte = 0x0101010101010101ULL;
-constexpr uint64_t kHighBits = 0x8080808080808080ULL;
-
-// Eight bytes with 'A'..'Z' lowered and every other byte (non-ASCII too) as it was. Each
-// byte's sums stay below 0x100, so no carry crosses into its neighbour.
-uint64_t lowerWord(uint64_t x) {
-  uint64_t low7 = x & ~kHighBits;
-  uint64_t at_least_a = low7 + (0x80 - 'A') * kEveryByte;
-  uint64_t past_z = low7 + (0x80 - 'Z' - 1) * kEveryByte;
-  uint64_t upper = at_least_a & ~past_z & ~x & kHighBits;
-  return x | (upper >> 2);  // 0x80 >> 2 is the 0x20 that lowers a letter
-}
-
 uint64_t load8(const char* p) {
   uint64_t w;
   std::memcpy(&w, p, 8);
@@ -53,12 +40,12 @@ bool sameSizeEqualsIgnoreCase(const char* a, const char* b, size_t size) {
   if (size >= 8) {
     size_t i = 0;
     for (; i + 8 <= size; i += 8) {
-      if (lowerWord(load8(a + i)) != lowerWord(load8(b + i))) return false;
+      if (asciiLowerWord(load8(a + i)) != asciiLowerWord(load8(b + i))) return false;
     }
     // The last (overlapping) word covers what is left.
-    return i == size || lowerWord(load8(a + size - 8)) == lowerWord(load8(b + size - 8));
+    return i == size || asciiLowerWord(load8(a + size - 8)) == asciiLowerWord(load8(b + size - 8));
   }
-  if (size >= 4) return lowerWord(load4to7(a, size)) == lowerWord(load4to7(b, size));
+  if (size >= 4) return asciiLowerWord(load4to7(a, size)) == asciiLowerWord(load4to7(b, size));
   for (size_t i = 0; i < size; ++i) {
     if (asciiLower(a[i]) != asciiLower(b[i])) return false;
   }

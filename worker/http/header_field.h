@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,18 @@ struct HeaderField {
 
 inline char asciiLower(char c) {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
+
+// Eight bytes at once, with 'A'..'Z' lowered and every other byte (non-ASCII too) as it
+// was. Each byte's sums stay below 0x100, so no carry crosses into its neighbour.
+constexpr uint64_t asciiLowerWord(uint64_t x) {
+  constexpr uint64_t kEveryByte = 0x0101010101010101ULL;
+  constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+  uint64_t low7 = x & ~kHighBits;
+  uint64_t at_least_a = low7 + (0x80 - 'A') * kEveryByte;
+  uint64_t past_z = low7 + (0x80 - 'Z' - 1) * kEveryByte;
+  uint64_t upper = at_least_a & ~past_z & ~x & kHighBits;
+  return x | (upper >> 2);  // 0x80 >> 2 is the 0x20 that lowers a letter
 }
 
 // `s` with ASCII letters lower-cased (names and hosts compare that way; nothing else changes).

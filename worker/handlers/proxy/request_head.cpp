@@ -4,31 +4,39 @@
 #include <openssl/rand.h>
 #include <uv.h>
 
-#include <array>
 #include <cstring>
 
 #include "worker/http/address_text.h"
+#include "worker/http/field_name.h"
 #include "worker/http/method.h"
 
 namespace scalws::worker::proxy {
 namespace {
 
 // RFC 9110 §7.6.1 and the fields this head recomputes.
-constexpr std::array<std::string_view, 13> kDroppedRequestFields = {
-    "connection",        "keep-alive",       "te",       "trailer", "transfer-encoding",
-    "upgrade",           "content-length",   "host",     "expect",  "x-forwarded-for",
-    "x-forwarded-proto", "x-forwarded-host", "forwarded"};
+constexpr FieldNameSet kDroppedRequestFields = {FieldName::kConnection,
+                                                FieldName::kKeepAlive,
+                                                FieldName::kTe,
+                                                FieldName::kTrailer,
+                                                FieldName::kTransferEncoding,
+                                                FieldName::kUpgrade,
+                                                FieldName::kContentLength,
+                                                FieldName::kHost,
+                                                FieldName::kExpect,
+                                                FieldName::kXForwardedFor,
+                                                FieldName::kXForwardedProto,
+                                                FieldName::kXForwardedHost,
+                                                FieldName::kForwarded};
 
 bool startsWithIgnoreCase(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && equalsIgnoreCase(s.substr(0, prefix.size()), prefix);
 }
 
 bool dropped(const HeaderField& h, const Request& request, const ProxyRoute& route) {
-  for (std::string_view name : kDroppedRequestFields) {
-    if (equalsIgnoreCase(h.name, name)) return true;
-  }
+  FieldName known = classifyFieldName(h.name);
+  if (kDroppedRequestFields.contains(known)) return true;
   if (startsWithIgnoreCase(h.name, "proxy-")) return true;  // Proxy-Connection, -Authorization
-  if (route.via && equalsIgnoreCase(h.name, "via")) return true;  // appended to below
+  if (route.via && known == FieldName::kVia) return true;   // appended to below
   for (const auto& set : route.set_request_headers) {
     if (equalsIgnoreCase(h.name, set.name)) return true;
   }

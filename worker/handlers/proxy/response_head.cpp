@@ -1,13 +1,17 @@
 #include "worker/handlers/proxy/response_head.h"
 
-#include <array>
+#include "worker/http/field_name.h"
 
 namespace scalws::worker::proxy {
 namespace {
 
-constexpr std::array<std::string_view, 10> kDroppedResponseFields = {
-    "connection",     "keep-alive", "proxy-connection", "te",     "trailer", "transfer-encoding",
-    "content-length", "date",       "server",           "upgrade"};
+// Hop-by-hop fields, and those the response writer sets itself.
+constexpr FieldNameSet kDroppedResponseFields = {
+    FieldName::kConnection,      FieldName::kKeepAlive,
+    FieldName::kProxyConnection, FieldName::kTe,
+    FieldName::kTrailer,         FieldName::kTransferEncoding,
+    FieldName::kContentLength,   FieldName::kDate,
+    FieldName::kServer,          FieldName::kUpgrade};
 
 // Whether a Connection field of `head` names a field. Most answers have no Connection
 // field, and then no field is looked up in one.
@@ -36,11 +40,10 @@ class ConnectionOptions {
 
 bool dropped(const HeaderField& h, const ConnectionOptions& connection, const ProxyRoute& route,
              bool upgrade) {
-  for (std::string_view name : kDroppedResponseFields) {
-    if (!equalsIgnoreCase(h.name, name)) continue;
+  FieldName known = classifyFieldName(h.name);
+  if (kDroppedResponseFields.contains(known)) {
     // A 101's Connection and Upgrade tell the client what it switched to.
-    if (upgrade && (name == "upgrade" || name == "connection")) return false;
-    return true;
+    return !(upgrade && (known == FieldName::kUpgrade || known == FieldName::kConnection));
   }
   for (const std::string& name : route.remove_response_headers) {
     if (equalsIgnoreCase(h.name, name)) return true;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "worker/http/field_name.h"
+
 namespace scalws::worker::proxy {
 namespace {
 
@@ -279,12 +281,13 @@ bool ResponseParser::decideFraming(UpstreamResponseHead& r) {
   bool close = false;
   bool keep_alive_token = false;
   for (const HeaderField& h : r.headers) {
-    if (equalsIgnoreCase(h.name, "content-length")) {
+    FieldName known = classifyFieldName(h.name);
+    if (known == FieldName::kContentLength) {
       if (!parseContentLength(h.value, r.has_content_length, r.content_length)) {
         error_ = "invalid or differing Content-Length";
         return false;
       }
-    } else if (equalsIgnoreCase(h.name, "transfer-encoding")) {
+    } else if (known == FieldName::kTransferEncoding) {
       has_te = true;
       std::string_view list = h.value;
       while (true) {
@@ -297,7 +300,7 @@ bool ResponseParser::decideFraming(UpstreamResponseHead& r) {
         if (comma == std::string_view::npos) break;
         list.remove_prefix(comma + 1);
       }
-    } else if (equalsIgnoreCase(h.name, "connection")) {
+    } else if (known == FieldName::kConnection) {
       close = close || headerListContains(h.value, "close");
       keep_alive_token = keep_alive_token || headerListContains(h.value, "keep-alive");
     }
