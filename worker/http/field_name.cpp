@@ -18,6 +18,11 @@ constexpr uint64_t wordAt(const char* p, size_t offset, size_t count) {
     std::memcpy(&w, p + offset, 8);
     return w;
   }
+  if (!std::is_constant_evaluated() && count == 4) {
+    uint32_t w;
+    std::memcpy(&w, p + offset, 4);
+    return w;
+  }
   uint64_t w = 0;
   for (size_t i = 0; i < count; ++i)
     w |= uint64_t{static_cast<unsigned char>(p[offset + i])} << (8 * i);
@@ -48,8 +53,8 @@ constexpr Signature signatureOf(std::string_view name) {
     s.first = wordAt(p, 0, n);
   }
   s.first = asciiLowerWord(s.first);
-  s.second = asciiLowerWord(s.second);
-  s.last = asciiLowerWord(s.last);
+  if (n >= 16) s.second = asciiLowerWord(s.second);
+  if (n >= 8) s.last = asciiLowerWord(s.last);
   return s;
 }
 
