@@ -13,6 +13,8 @@
 namespace scalws::worker::proxy {
 namespace {
 
+using std::string_view_literals::operator""sv;
+
 // RFC 9110 §7.6.1 and the fields this head recomputes.
 constexpr FieldNameSet kDroppedRequestFields = {FieldName::kConnection,
                                                 FieldName::kKeepAlive,
@@ -49,9 +51,9 @@ bool dropped(const HeaderField& h, const Request& request, const ProxyRoute& rou
 
 void appendField(std::string& out, std::string_view name, std::string_view value) {
   out.append(name);
-  out.append(": ");
+  out.append(": "sv);
   out.append(value);
-  out.append("\r\n");
+  out.append("\r\n"sv);
 }
 
 // Every value of the field `name`, joined with ", " (RFC 9110 §5.3), then `own`.
@@ -59,11 +61,11 @@ void appendField(std::string& out, std::string_view name, std::string_view value
 // 9110 §5.3), ready for ours to be appended; the caller ends the line.
 void beginListField(std::string& out, const Request& request, std::string_view name) {
   out.append(name);
-  out.append(": ");
+  out.append(": "sv);
   for (const HeaderField& h : request.headers) {
     if (equalsIgnoreCase(h.name, name) && !h.value.empty()) {
       out.append(h.value);
-      out.append(", ");
+      out.append(", "sv);
     }
   }
 }
@@ -72,7 +74,7 @@ void appendListField(std::string& out, const Request& request, std::string_view 
                      std::string_view own) {
   beginListField(out, request, name);
   out.append(own);
-  out.append("\r\n");
+  out.append("\r\n"sv);
 }
 
 bool isPathByte(unsigned char c) {
@@ -127,13 +129,13 @@ void appendTarget(std::string& out, const Request& request, const ProxyRoute& ro
 // RFC 7239 §6: node = IPv4 | "[" IPv6 "]" (quoted), "unknown" when there is none.
 void appendForwardedFor(std::string& out, std::string_view client) {
   if (client.empty()) {
-    out.append("for=unknown");
+    out.append("for=unknown"sv);
   } else if (client.find(':') != std::string_view::npos) {
-    out.append("for=\"[");
+    out.append("for=\"["sv);
     out.append(client);
-    out.append("]\"");
+    out.append("]\""sv);
   } else {
-    out.append("for=");
+    out.append("for="sv);
     out.append(client);
   }
 }
@@ -194,7 +196,7 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
                                                                    : request.method_name);
   out.push_back(' ');
   appendTarget(out, request, route);
-  out.append(" HTTP/1.1\r\n");
+  out.append(" HTTP/1.1\r\n"sv);
 
   std::string_view client_host = request.header("host");
   std::string_view host;
@@ -233,10 +235,10 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
   beginListField(out, request, "Forwarded");
   appendForwardedFor(out, client);
   if (!client_host.empty()) {
-    out.append(";host=");
+    out.append(";host="sv);
     appendQuotedIfNeeded(out, client_host);
   }
-  out.append(tls ? ";proto=https\r\n" : ";proto=http\r\n");
+  out.append(tls ? ";proto=https\r\n"sv : ";proto=http\r\n"sv);
   if (route.via) {
     appendListField(out, request, "Via",
                     request.version == HttpVersion::kHttp3    ? "3 scalws"
@@ -250,22 +252,22 @@ void appendRequestHead(std::string& out, const Request& request, const ProxyRout
     case RequestFraming::kNone:
       break;
     case RequestFraming::kContentLength:
-      out.append("Content-Length: ");
+      out.append("Content-Length: "sv);
       out.append(std::to_string(options.content_length));
-      out.append("\r\n");
+      out.append("\r\n"sv);
       break;
     case RequestFraming::kChunked:
-      out.append("Transfer-Encoding: chunked\r\n");
+      out.append("Transfer-Encoding: chunked\r\n"sv);
       break;
   }
   if (options.upgrade) {
-    out.append("Upgrade: websocket\r\nConnection: upgrade\r\n");
+    out.append("Upgrade: websocket\r\nConnection: upgrade\r\n"sv);
     if (!options.websocket_key.empty())
       appendField(out, "Sec-WebSocket-Key", options.websocket_key);
   } else if (options.close) {
-    out.append("Connection: close\r\n");
+    out.append("Connection: close\r\n"sv);
   }
-  out.append("\r\n");
+  out.append("\r\n"sv);
 }
 
 void appendChunk(std::string& out, std::string_view data) {
@@ -274,7 +276,7 @@ void appendChunk(std::string& out, std::string_view data) {
   int n = snprintf(size, sizeof(size), "%zx\r\n", data.size());
   out.append(size, static_cast<size_t>(n));
   out.append(data);
-  out.append("\r\n");
+  out.append("\r\n"sv);
 }
 
 }  // namespace scalws::worker::proxy
