@@ -1,15 +1,25 @@
 #include "worker/http/authority.h"
 
+#include <array>
+
 #include "worker/http/header_field.h"
 
 namespace scalws::worker {
 namespace {
 
+// RFC 3986 reg-name and IPv4 bytes: unreserved, pct-encoded's '%', sub-delims.
+constexpr std::array<bool, 256> makeHostCharTable() {
+  std::array<bool, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  for (char c : std::string_view("-._~%!$&'()*+,;=")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}
+constexpr std::array<bool, 256> kHostChar = makeHostCharTable();
+
 bool isHostChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~' || c == '%' || c == '!' || c == '$' || c == '&' ||
-         c == '\'' || c == '(' || c == ')' || c == '*' || c == '+' || c == ',' || c == ';' ||
-         c == '=';
+  return kHostChar[static_cast<unsigned char>(c)];
 }
 
 }  // namespace
