@@ -38,9 +38,8 @@ class ConnectionOptions {
   const UpstreamResponseHead* head_ = nullptr;  // null: it has no Connection field
 };
 
-bool dropped(const HeaderField& h, const ConnectionOptions& connection, const ProxyRoute& route,
-             bool upgrade) {
-  FieldName known = classifyFieldName(h.name);
+bool dropped(const HeaderField& h, FieldName known, const ConnectionOptions& connection,
+             const ProxyRoute& route, bool upgrade) {
   if (kDroppedResponseFields.contains(known)) {
     // A 101's Connection and Upgrade tell the client what it switched to.
     return !(upgrade && (known == FieldName::kUpgrade || known == FieldName::kConnection));
@@ -58,8 +57,11 @@ void keepEndToEnd(const UpstreamResponseHead& head, const ProxyRoute& route, boo
                   std::vector<HeaderField>& out) {
   out.clear();
   ConnectionOptions connection(head);
-  for (const HeaderField& h : head.headers) {
-    if (!dropped(h, connection, route, upgrade)) out.push_back(h);
+  bool classified = head.names.size() == head.headers.size();
+  for (size_t i = 0; i < head.headers.size(); ++i) {
+    const HeaderField& h = head.headers[i];
+    FieldName known = classified ? head.names[i] : classifyFieldName(h.name);
+    if (!dropped(h, known, connection, route, upgrade)) out.push_back(h);
   }
 }
 

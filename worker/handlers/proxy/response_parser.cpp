@@ -81,6 +81,7 @@ bool parseContentLength(std::string_view value, bool& seen, uint64_t& out) {
 ResponseParser::ResponseParser(ResponseParserCallbacks& callbacks, ResponseLimits limits)
     : callbacks_(callbacks), limits_(limits) {
   headers_.reserve(32);
+  names_.reserve(32);
 }
 
 void ResponseParser::reset(bool head_request) {
@@ -228,6 +229,7 @@ bool ResponseParser::parseHead(const char* data, size_t len) {
   }
 
   headers_.clear();
+  names_.clear();
   std::string_view rest = eol == std::string_view::npos ? std::string_view() : head.substr(eol + 2);
   while (!rest.empty()) {
     eol = rest.find("\r\n");
@@ -247,9 +249,12 @@ bool ResponseParser::parseHead(const char* data, size_t len) {
       error_ = "too many header fields";
       return false;
     }
-    headers_.push_back(HeaderField{line.substr(0, colon), trimOws(line.substr(colon + 1))});
+    std::string_view name = line.substr(0, colon);
+    headers_.push_back(HeaderField{name, trimOws(line.substr(colon + 1))});
+    names_.push_back(classifyFieldName(name));
   }
   r.headers = std::span<const HeaderField>(headers_.data(), headers_.size());
+  r.names = std::span<const FieldName>(names_.data(), names_.size());
   if (!decideFraming(r)) return false;
 
   bool interim = r.status < 200;
@@ -280,8 +285,9 @@ bool ResponseParser::decideFraming(UpstreamResponseHead& r) {
   size_t codings = 0;
   bool close = false;
   bool keep_alive_token = false;
-  for (const HeaderField& h : r.headers) {
-    FieldName known = classifyFieldName(h.name);
+  for (size_t i = 0; i < r.headers.size(); ++i) {
+    const HeaderField& h = r.headers[i];
+    FieldName known = r.names[i];
     if (known == FieldName::kContentLength) {
       if (!parseContentLength(h.value, r.has_content_length, r.content_length)) {
         error_ = "invalid or differing Content-Length";

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "worker/http/field_name.h"
 #include "worker/http/header_field.h"
 
 namespace scalws::worker::proxy {
@@ -37,6 +38,9 @@ struct UpstreamResponseHead {
   uint16_t status = 0;
   bool http10 = false;
   std::span<const HeaderField> headers;  // names and values as sent, values trimmed
+  // classifyFieldName of each of `headers`, in order, when the parser filled it (a head
+  // built elsewhere may leave it empty): the filters need not recognise a name again.
+  std::span<const FieldName> names;
   BodyFraming framing = BodyFraming::kNone;
   uint64_t content_length = 0;  // the field's value when one was sent (also on HEAD/304)
   bool has_content_length = false;
@@ -117,6 +121,7 @@ class ResponseParser {
   ResponseParserCallbacks& callbacks_;
   ResponseLimits limits_;
   std::vector<HeaderField> headers_;
+  std::vector<FieldName> names_;  // parallel to headers_
   Phase phase_ = Phase::kHead;
   bool head_request_ = false;
   bool final_head_ = false;

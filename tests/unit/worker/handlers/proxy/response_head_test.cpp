@@ -9,15 +9,26 @@ namespace {
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
-Fields filtered(const std::vector<HeaderField>& in, const ProxyRoute& route, bool upgrade = false) {
-  UpstreamResponseHead head;
-  head.status = upgrade ? 101 : 200;
-  head.headers = in;
+Fields filteredOnce(const UpstreamResponseHead& head, const ProxyRoute& route, bool upgrade) {
   std::vector<HeaderField> out;
   filterResponseHeaders(head, route, upgrade, out);
   Fields f;
   for (const auto& h : out) f.emplace_back(h.name, h.value);
   return f;
+}
+
+// Filtered twice: as a head built by hand (names unclassified) and as the parser hands it
+// over (each name classified); the two must agree.
+Fields filtered(const std::vector<HeaderField>& in, const ProxyRoute& route, bool upgrade = false) {
+  UpstreamResponseHead head;
+  head.status = upgrade ? 101 : 200;
+  head.headers = in;
+  Fields unclassified = filteredOnce(head, route, upgrade);
+  std::vector<FieldName> names;
+  for (const HeaderField& h : in) names.push_back(classifyFieldName(h.name));
+  head.names = names;
+  EXPECT_EQ(filteredOnce(head, route, upgrade), unclassified);
+  return unclassified;
 }
 
 TEST(ResponseHead, DropsHopByHopAndFraming) {
