@@ -78,10 +78,7 @@ void UpstreamPool::update(std::shared_ptr<const UpstreamSpec> spec) {
   } else {
     startProbes();
   }
-  while (idle_count_ > spec_->keepalive && idle_tail_ != nullptr) {
-    UpstreamConnection* c = idle_tail_;
-    unlinkIdle(*c);
-    c->close();
+  while (idle_count_ > spec_->keepalive && closeOneIdle(-1)) {
   }
 }
 
@@ -151,8 +148,7 @@ int UpstreamPool::choose(const Request& request, uint64_t tried, bool& all_down)
 UpstreamConnection* UpstreamPool::connect(int server, UpstreamConnectionUser& user,
                                           bool allow_reuse, bool& reused, int& err) {
   const auto index = static_cast<size_t>(server);
-  for (UpstreamConnection* c = allow_reuse ? idle_head_ : nullptr; c != nullptr; c = c->idle_next) {
-    if (c->serverIndex() != server) continue;
+  if (UpstreamConnection* c = allow_reuse ? slots_[index].idle_head : nullptr) {
     unlinkIdle(*c);
     c->lend(&user);
     slots_[index].counters.active.set(++active_[index]);
@@ -189,13 +185,11 @@ void UpstreamPool::release(UpstreamConnection& c, bool reusable) {
     c.close();
     return;
   }
-  if (idle_count_ >= spec_->keepalive && idle_tail_ != nullptr) {
-    UpstreamConnection* oldest = idle_tail_;
-    unlinkIdle(*oldest);
-    oldest->close();
-  }
   c.makeIdle(spec_->keepalive_timeout_ms);
   pushIdle(c);
+  // Counted with `c`; on a tie another server gives one up, so that a server that had
+  // none keeps the one it just got back.
+  if (idle_count_ > spec_->keepalive) closeOneIdle(c.serverIndex());
 }
 
 void UpstreamPool::onIdleClosed(UpstreamConnection& c) noexcept {
@@ -261,40 +255,61 @@ void UpstreamPool::publishHealth(size_t server) {
 }
 
 void UpstreamPool::pushIdle(UpstreamConnection& c) {
-  c.idle_prev = nullptr;
-  c.idle_next = idle_head_;
-  if (idle_head_ != nullptr) {
-    idle_head_->idle_prev = &c;
-  } else {
-    idle_tail_ = &c;
-  }
-  idle_head_ = &c;
-  ++idle_count_;
   ServerSlot& slot = slots_[static_cast<size_t>(c.serverIndex())];
+  c.idle_prev = nullptr;
+  c.idle_next = slot.idle_head;
+  if (slot.idle_head != nullptr) {
+    slot.idle_head->idle_prev = &c;
+  } else {
+    slot.idle_tail = &c;
+  }
+  slot.idle_head = &c;
+  ++idle_count_;
   slot.counters.idle.set(++slot.idle);
 }
 
 void UpstreamPool::unlinkIdle(UpstreamConnection& c) {
+  ServerSlot& slot = slots_[static_cast<size_t>(c.serverIndex())];
   if (c.idle_prev != nullptr) {
     c.idle_prev->idle_next = c.idle_next;
   } else {
-    idle_head_ = c.idle_next;
+    slot.idle_head = c.idle_next;
   }
   if (c.idle_next != nullptr) {
     c.idle_next->idle_prev = c.idle_prev;
   } else {
-    idle_tail_ = c.idle_prev;
+    slot.idle_tail = c.idle_prev;
   }
   c.idle_next = c.idle_prev = nullptr;
   --idle_count_;
-  ServerSlot& slot = slots_[static_cast<size_t>(c.serverIndex())];
   slot.counters.idle.set(--slot.idle);
 }
 
+bool UpstreamPool::closeOneIdle(int spare_server) {
+  ServerSlot* fullest = nullptr;
+  bool fullest_is_spare = false;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    ServerSlot& slot = slots_[i];
+    if (slot.idle == 0) continue;
+    if (fullest == nullptr || slot.idle > fullest->idle ||
+        (slot.idle == fullest->idle && fullest_is_spare)) {
+      fullest = &slot;
+      fullest_is_spare = static_cast<int>(i) == spare_server;
+    }
+  }
+  if (fullest == nullptr) return false;
+  UpstreamConnection* oldest = fullest->idle_tail;
+  unlinkIdle(*oldest);
+  oldest->close();
+  return true;
+}
+
 void UpstreamPool::closeIdle() {
-  while (UpstreamConnection* c = idle_head_) {
-    unlinkIdle(*c);
-    c->close();
+  for (ServerSlot& slot : slots_) {
+    while (UpstreamConnection* c = slot.idle_head) {
+      unlinkIdle(*c);
+      c->close();
+    }
   }
 }
 

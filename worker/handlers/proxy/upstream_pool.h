@@ -2,10 +2,11 @@
 // kept connections, the balancer's state, the active health probes and the per-server
 // counters.
 //
-// Kept connections: at most `keepalive` idle ones in the loop (over all servers of the
-// upstream, most recently used first; past the limit the least recently used closes), each
-// reused for at most `keepalive_requests` requests and closed after `keepalive_timeout`
-// idle or as soon as the server closes it.
+// Kept connections: at most `keepalive` idle ones in the loop, over all servers of the
+// upstream. Each server keeps its own, most recently used first; past the limit the least
+// recently used one of the server with the most closes, so that a server the balancer turns
+// to next still has one. Each is reused for at most `keepalive_requests` requests and closed
+// after `keepalive_timeout` idle or as soon as the server closes it.
 //
 // Loop thread only. Owned by the loop's UpstreamPools; lives as long as the loop. A reload
 // that keeps the upstream's servers moves the pool to the new spec (update()); one that
@@ -57,7 +58,9 @@ struct ServerCounters {
 struct ServerSlot {
   ServerHealth health;
   ServerCounters counters;
-  uint32_t idle = 0;  // kept idle connections
+  uint32_t idle = 0;                        // kept idle connections
+  UpstreamConnection* idle_head = nullptr;  // most recently used first
+  UpstreamConnection* idle_tail = nullptr;
   SSL_SESSION* tls_session = nullptr;
   std::unique_ptr<HealthProbe> probe;
 };
@@ -113,6 +116,9 @@ class UpstreamPool final : public UpstreamConnectionOwner {
   void publishHealth(size_t server);
   void pushIdle(UpstreamConnection& c);
   void unlinkIdle(UpstreamConnection& c);
+  // Closes the least recently used idle connection of the server that keeps the most
+  // (`spare_server` only when no other keeps as many); false when none is idle.
+  bool closeOneIdle(int spare_server);
   void closeIdle();
   void startProbes();
 
@@ -121,9 +127,7 @@ class UpstreamPool final : public UpstreamConnectionOwner {
   std::vector<ServerSlot> slots_;
   std::vector<uint32_t> active_;  // requests in flight per server, as the balancer reads them
   Balancer balancer_;
-  UpstreamConnection* idle_head_ = nullptr;  // most recently used first
-  UpstreamConnection* idle_tail_ = nullptr;
-  uint32_t idle_count_ = 0;
+  uint32_t idle_count_ = 0;  // over all servers
   bool retired_ = false;
   bool stopped_ = false;
 };

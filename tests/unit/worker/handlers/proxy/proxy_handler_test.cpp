@@ -91,6 +91,59 @@ TEST_F(ProxyHandlerTest, ReusesKeptConnections) {
   EXPECT_EQ(loop_->counters().upstream_reuses.value(), 2u);
 }
 
+// Past `keepalive` the least recently used idle connection of the server that keeps the
+// most closes, not the least recently used of all: a server left with none would need a
+// new connection the next time the balancer turns to it.
+TEST_F(ProxyHandlerTest, PastTheKeepaliveLimitTheServerKeepingMostGivesOneUp) {
+  FakeUpstream a;
+  FakeUpstream b;
+  startLoop(proxySnapshot(servers({a.address(), b.address()}, "keepalive = 2\n")));
+  std::vector<std::unique_ptr<TestRequest>> requests;
+  std::vector<std::unique_ptr<RecordingWriter>> writers;
+  auto answered = [&] {
+    size_t n = 0;
+    for (const auto& w : writers) n += w->done() ? 1 : 0;
+    return n;
+  };
+  for (int i = 0; i < 3; ++i) {
+    requests.push_back(std::make_unique<TestRequest>(loop_.get()));
+    writers.push_back(std::make_unique<RecordingWriter>());
+    handler().handle(requests.back()->request, *writers.back());
+  }
+  ASSERT_TRUE(runUntil([&] { return a.pendingRequests() + b.pendingRequests() == 3; }));
+  FakeUpstream& twice = a.pendingRequests() == 2 ? a : b;
+  FakeUpstream& once = &twice == &a ? b : a;
+  ASSERT_EQ(twice.pendingRequests(), 2u);
+  // The server with one request answers first, so its connection is the least recently
+  // used of the three when the third goes idle.
+  for (FakeUpstream* up : {&once, &twice, &twice}) {
+    size_t before = answered();
+    auto got = up->waitForRequest();
+    ASSERT_TRUE(got.has_value());
+    up->respond(got->connection, kOk);
+    ASSERT_TRUE(runUntil([&] { return answered() == before + 1; }));
+  }
+  std::vector<UpstreamStats> stats = collectUpstreamStats();
+  ASSERT_EQ(stats.size(), 1u);
+  ASSERT_EQ(stats[0].servers.size(), 2u);
+  EXPECT_EQ(stats[0].servers[0].idle, 1u);
+  EXPECT_EQ(stats[0].servers[1].idle, 1u);
+  // One more request to each server: both find a kept connection.
+  for (int i = 0; i < 2; ++i) {
+    TestRequest r(loop_.get());
+    RecordingWriter w;
+    handler().handle(r.request, w);
+    ASSERT_TRUE(runUntil([&] { return a.pendingRequests() + b.pendingRequests() == 1; }));
+    FakeUpstream& up = a.pendingRequests() == 1 ? a : b;
+    auto got = up.waitForRequest();
+    ASSERT_TRUE(got.has_value());
+    up.respond(got->connection, kOk);
+    ASSERT_TRUE(runUntil([&] { return w.done(); }));
+  }
+  EXPECT_EQ(once.connectionsAccepted(), 1);
+  EXPECT_EQ(twice.connectionsAccepted(), 2);
+}
+
 TEST_F(ProxyHandlerTest, StatsCountPerServer) {
   FakeUpstream up;
   FakeUpstream gone;
