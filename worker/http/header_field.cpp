@@ -7,16 +7,6 @@
 namespace scalws::worker {
 namespace {
 
-constexpr std::array<uint8_t, 256> makeTokenTable() {
-  std::array<uint8_t, 256> t{};
-  for (int c = '0'; c <= '9'; ++c) t[c] = 1;
-  for (int c = 'a'; c <= 'z'; ++c) t[c] = 1;
-  for (int c = 'A'; c <= 'Z'; ++c) t[c] = 1;
-  for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = 1;
-  return t;
-}
-constexpr std::array<uint8_t, 256> kTokenTable = makeTokenTable();
-
 uint64_t load8(const char* p) {
   uint64_t w;
   std::memcpy(&w, p, 8);
@@ -52,10 +42,6 @@ bool sameSizeEqualsIgnoreCase(const char* a, const char* b, size_t size) {
   return true;
 }
 
-bool isTokenChar(unsigned char c) {
-  return kTokenTable[c] != 0;
-}
-
 // Without a branch per byte: names are short and almost always valid, so the whole name is
 // checked rather than stopping at the first bad byte.
 bool isToken(std::string_view s) {
@@ -65,10 +51,10 @@ bool isToken(std::string_view s) {
   unsigned all = 1;
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    all &=
-        kTokenTable[p[i]] & kTokenTable[p[i + 1]] & kTokenTable[p[i + 2]] & kTokenTable[p[i + 3]];
+    all &= detail::kTokenTable[p[i]] & detail::kTokenTable[p[i + 1]] &
+           detail::kTokenTable[p[i + 2]] & detail::kTokenTable[p[i + 3]];
   }
-  for (; i < n; ++i) all &= kTokenTable[p[i]];
+  for (; i < n; ++i) all &= detail::kTokenTable[p[i]];
   return all != 0;
 }
 
@@ -76,12 +62,6 @@ std::string asciiLowerCopy(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = asciiLower(c);
   return out;
-}
-
-std::string_view trimOws(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 bool headerListContains(std::string_view list, std::string_view token) {

@@ -1,6 +1,7 @@
 // A header as views, and the ASCII helpers every codec needs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -39,9 +40,30 @@ inline bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 }
 // True when `list` (a comma-separated header value) holds `token`, case-insensitively.
 bool headerListContains(std::string_view list, std::string_view token);
-// RFC 9110 §5.6.2 token characters.
-bool isTokenChar(unsigned char c);
+namespace detail {
+constexpr std::array<uint8_t, 256> makeTokenTable() {
+  std::array<uint8_t, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[c] = 1;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = 1;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = 1;
+  for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = 1;
+  return t;
+}
+inline constexpr std::array<uint8_t, 256> kTokenTable = makeTokenTable();
+}  // namespace detail
+
+// RFC 9110 §5.6.2 token characters. Inline: parsers test it byte by byte.
+inline bool isTokenChar(unsigned char c) {
+  return detail::kTokenTable[c] != 0;
+}
 bool isToken(std::string_view s);
-std::string_view trimOws(std::string_view s);
+// Inline: every field value of every message passes through it.
+inline std::string_view trimOws(std::string_view s) {
+  size_t begin = 0;
+  size_t end = s.size();
+  while (begin < end && (s[begin] == ' ' || s[begin] == '\t')) ++begin;
+  while (end > begin && (s[end - 1] == ' ' || s[end - 1] == '\t')) --end;
+  return std::string_view(s.data() + begin, end - begin);
+}
 
 }  // namespace scalws::worker

@@ -232,16 +232,20 @@ bool ResponseParser::parseHead(const char* data, size_t len) {
   names_.clear();
   std::string_view rest = eol == std::string_view::npos ? std::string_view() : head.substr(eol + 2);
   while (!rest.empty()) {
-    eol = rest.find("\r\n");
-    line = rest.substr(0, eol);
+    // scanHead let no CR through without its LF, so a CR is a line's end.
+    eol = rest.find('\r');
+    size_t line_size = eol == std::string_view::npos ? rest.size() : eol;
+    const char* p = rest.data();
     rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 2);
-    if (line.front() == ' ' || line.front() == '\t') {
+    if (p[0] == ' ' || p[0] == '\t') {
       error_ = "obsolete line folding in the response head";
       return false;
     }
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !isToken(line.substr(0, colon))) {
-      // Includes whitespace before the colon (RFC 9112 §5.1).
+    // The name is a token up to the colon: whitespace before the colon (RFC 9112 §5.1) or
+    // no colon at all ends it at another byte.
+    size_t colon = 0;
+    while (colon < line_size && isTokenChar(static_cast<unsigned char>(p[colon]))) ++colon;
+    if (colon == 0 || colon == line_size || p[colon] != ':') {
       error_ = "malformed header field";
       return false;
     }
@@ -249,8 +253,9 @@ bool ResponseParser::parseHead(const char* data, size_t len) {
       error_ = "too many header fields";
       return false;
     }
-    std::string_view name = line.substr(0, colon);
-    headers_.push_back(HeaderField{name, trimOws(line.substr(colon + 1))});
+    std::string_view name(p, colon);
+    headers_.push_back(
+        HeaderField{name, trimOws(std::string_view(p + colon + 1, line_size - colon - 1))});
     names_.push_back(classifyFieldName(name));
   }
   r.headers = std::span<const HeaderField>(headers_.data(), headers_.size());

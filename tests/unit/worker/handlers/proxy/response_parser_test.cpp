@@ -103,6 +103,11 @@ TEST(ResponseParser, ContentLengthBody) {
   EXPECT_EQ(p.headers[0], (std::pair<std::string, std::string>{"X-A", "spaced value"}));
   EXPECT_TRUE(p.keep_alive);
   EXPECT_EQ(p.statuses, std::vector<uint16_t>{200});
+  // A value may hold colons and be empty; the last field needs no trailing whitespace.
+  p = parse("HTTP/1.1 204 No Content\r\nLocation: http://a:8080/b\r\nX-Empty:\r\nX-Z:z\r\n\r\n");
+  EXPECT_EQ(p.outcome, ResponseParser::Outcome::kComplete);
+  EXPECT_EQ(p.headers, (std::vector<std::pair<std::string, std::string>>{
+                           {"Location", "http://a:8080/b"}, {"X-Empty", ""}, {"X-Z", "z"}}));
 }
 
 TEST(ResponseParser, ChunkedBodyWithExtensionsAndTrailers) {
@@ -224,6 +229,10 @@ TEST(ResponseParser, RefusesBadFraming) {
       {"te space before colon", "HTTP/1.1 200 OK\r\nTransfer-Encoding : chunked\r\n\r\n",
        "malformed header field"},
       {"no colon", "HTTP/1.1 200 OK\r\nX-A\r\n\r\n", "malformed header field"},
+      {"empty name", "HTTP/1.1 200 OK\r\n: x\r\n\r\n", "malformed header field"},
+      {"delimiter in name", "HTTP/1.1 200 OK\r\nX(A): 1\r\n\r\n", "malformed header field"},
+      {"non-ascii name", "HTTP/1.1 200 OK\r\nX-\xC3\xA9: 1\r\n\r\n", "malformed header field"},
+      {"no colon, not last", "HTTP/1.1 200 OK\r\nX-A\r\nX-B: 1\r\n\r\n", "malformed header field"},
       {"obs-fold", "HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\n\r\n",
        "obsolete line folding in the response head"},
       {"bare lf", "HTTP/1.1 200 OK\nContent-Length: 0\n\n", "bare LF in the response head"},
