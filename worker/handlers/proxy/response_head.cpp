@@ -1,5 +1,7 @@
 #include "worker/handlers/proxy/response_head.h"
 
+#include <cstdint>
+
 #include "worker/http/field_name.h"
 
 namespace scalws::worker::proxy {
@@ -13,29 +15,49 @@ constexpr FieldNameSet kDroppedResponseFields = {
     FieldName::kContentLength,   FieldName::kDate,
     FieldName::kServer,          FieldName::kUpgrade};
 
-// Whether a Connection field of `head` names a field. Most answers have no Connection
+// The answer's fields with each name recognised: as the parser classified them, or here
+// for a head built elsewhere.
+class KnownFields {
+ public:
+  explicit KnownFields(const UpstreamResponseHead& head)
+      : head_(head), classified_(head.names.size() == head.headers.size()) {}
+  size_t size() const { return head_.headers.size(); }
+  const HeaderField& field(size_t i) const { return head_.headers[i]; }
+  FieldName known(size_t i) const {
+    return classified_ ? head_.names[i] : classifyFieldName(head_.headers[i].name);
+  }
+
+ private:
+  const UpstreamResponseHead& head_;
+  bool classified_;
+};
+
+// Whether a Connection field of the answer names a field. Most answers have no Connection
 // field, and then no field is looked up in one.
 class ConnectionOptions {
  public:
-  explicit ConnectionOptions(const UpstreamResponseHead& head) {
-    for (const HeaderField& h : head.headers) {
-      if (equalsIgnoreCase(h.name, "connection")) {
-        head_ = &head;
+  explicit ConnectionOptions(const KnownFields& fields) : fields_(fields) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields.known(i) == FieldName::kConnection) {
+        first_ = i;
         return;
       }
     }
   }
 
   bool names(std::string_view name) const {
-    if (head_ == nullptr) return false;
-    for (const HeaderField& h : head_->headers) {
-      if (equalsIgnoreCase(h.name, "connection") && headerListContains(h.value, name)) return true;
+    for (size_t i = first_; i < fields_.size(); ++i) {
+      if (fields_.known(i) == FieldName::kConnection &&
+          headerListContains(fields_.field(i).value, name)) {
+        return true;
+      }
     }
     return false;
   }
 
  private:
-  const UpstreamResponseHead* head_ = nullptr;  // null: it has no Connection field
+  const KnownFields& fields_;
+  size_t first_ = SIZE_MAX;  // the first Connection field; none: SIZE_MAX
 };
 
 bool dropped(const HeaderField& h, FieldName known, const ConnectionOptions& connection,
@@ -56,12 +78,11 @@ bool dropped(const HeaderField& h, FieldName known, const ConnectionOptions& con
 void keepEndToEnd(const UpstreamResponseHead& head, const ProxyRoute& route, bool upgrade,
                   std::vector<HeaderField>& out) {
   out.clear();
-  ConnectionOptions connection(head);
-  bool classified = head.names.size() == head.headers.size();
-  for (size_t i = 0; i < head.headers.size(); ++i) {
-    const HeaderField& h = head.headers[i];
-    FieldName known = classified ? head.names[i] : classifyFieldName(h.name);
-    if (!dropped(h, known, connection, route, upgrade)) out.push_back(h);
+  KnownFields fields(head);
+  ConnectionOptions connection(fields);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const HeaderField& h = fields.field(i);
+    if (!dropped(h, fields.known(i), connection, route, upgrade)) out.push_back(h);
   }
 }
 
