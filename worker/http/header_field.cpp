@@ -1,6 +1,5 @@
 #include "worker/http/header_field.h"
 
-#include <array>
 #include <cstdint>
 #include <cstring>
 
